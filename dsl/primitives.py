@@ -1,0 +1,596 @@
+"""The whitelisted primitives rule code may call.
+
+Each primitive is declared with `@primitive`, saying whether it is pure (usable in
+conditions), an effect (changes the state) or chance (draws from the game's seeded
+generator and is logged). The declarations are the single source for the compiler's
+name checks and for the generated reference (docs/reference/primitives.md).
+
+Every implementation takes the evaluation context first; rule authors never see it.
+Values are plain data: numbers, strings (entity ids), booleans, none, lists, maps.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from dsl.runtime import Ctx, RuleError, copy_value
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    fn: Callable
+    kind: str  # "pure" | "effect" | "chance"
+    doc: str
+    min_args: int
+    max_args: int  # -1: any number
+    kwargs: tuple[str, ...]
+
+    @property
+    def signature(self) -> str:
+        sig = inspect.signature(self.fn)
+        params = list(sig.parameters.values())[1:]
+        out = []
+        for p in params:
+            if p.kind is p.VAR_POSITIONAL:
+                out.append(f"{p.name}...")
+            elif p.default is not p.empty:
+                out.append(f"{p.name}={'none' if p.default is None else p.default}")
+            else:
+                out.append(p.name)
+        return f"{self.name}({', '.join(out)})"
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def primitive(kind: str = "pure", name: str | None = None):
+    def register(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())[1:]
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        required = [p for p in positional if p.default is p.empty]
+        var = any(p.kind is p.VAR_POSITIONAL for p in params)
+        kw = tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   and p.default is not p.empty)
+        pname = name or fn.__name__.rstrip("_")
+        PRIMITIVES[pname] = Primitive(pname, fn, kind, inspect.getdoc(fn) or "", len(required),
+                                      -1 if var else len(positional), kw)
+        return fn
+    return register
+
+
+def _seq(x: Any, what: str) -> list:
+    if isinstance(x, list):
+        return x
+    if isinstance(x, dict):
+        return list(x)
+    raise RuleError(f"{what} needs a list, got {describe(x)}")
+
+
+def describe(x: Any) -> str:
+    if x is None:
+        return "none"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, list):
+        return f"a list of {len(x)}"
+    if isinstance(x, dict):
+        return f"a map of {len(x)}"
+    return f"`{x}`"
+
+
+def _key(c: Ctx, key: Any) -> Callable[[Any], Any]:
+    if key is None:
+        return lambda v: v
+    if not callable(key):
+        raise RuleError("key= needs a function such as `p => p.score`")
+    return lambda v: key(c, v)
+
+
+# ---- collections (pure) ----
+
+@primitive()
+def len_(c: Ctx, xs: Any) -> int:
+    """Number of items in a list or map, or characters in a string."""
+    if isinstance(xs, (list, dict, str)):
+        return len(xs)
+    raise RuleError(f"len() needs a list, got {describe(xs)}")
+
+
+@primitive()
+def count(c: Ctx, xs: Any, where: Any = None) -> int:
+    """Number of items in `xs`; with `where=x => cond`, only those for which cond holds."""
+    xs = _seq(xs, "count()")
+    if where is None:
+        return len(xs)
+    return sum(1 for x in xs if where(c, x))
+
+
+@primitive()
+def sum_(c: Ctx, xs: Any) -> Any:
+    """Sum of a list of numbers (0 for an empty list)."""
+    total = 0
+    for x in _seq(xs, "sum()"):
+        total += x
+    return total
+
+
+def _extreme(c: Ctx, fn: Callable, args: tuple, key: Any, default: Any, name: str) -> Any:
+    xs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, dict)) else list(args)
+    if not xs:
+        if default is _MISSING:
+            raise RuleError(f"{name}() of an empty list; give default=...")
+        return default
+    return fn(xs, key=_key(c, key))
+
+
+_MISSING = object()
+
+
+@primitive(name="min")
+def min_(c: Ctx, *xs: Any, key: Any = None, default: Any = _MISSING) -> Any:
+    """Smallest of a list (or of the arguments); `key=x => ...` compares by a value; `default=` for empty lists.
+    Ties go to the earliest item."""
+    return _extreme(c, min, xs, key, default, "min")
+
+
+@primitive(name="max")
+def max_(c: Ctx, *xs: Any, key: Any = None, default: Any = _MISSING) -> Any:
+    """Largest of a list (or of the arguments); `key=x => ...` compares by a value; `default=` for empty lists.
+    Ties go to the earliest item."""
+    return _extreme(c, max, xs, key, default, "max")
+
+
+@primitive()
+def abs_(c: Ctx, x: Any) -> Any:
+    """Absolute value."""
+    return abs(x)
+
+
+@primitive()
+def range_(c: Ctx, a: int, b: Any = None) -> list:
+    """`range(n)` is [0 .. n-1]; `range(a, b)` is [a .. b-1]. At most 100,000 items."""
+    lo, hi = (0, a) if b is None else (a, b)
+    if not isinstance(lo, int) or not isinstance(hi, int):
+        raise RuleError("range() needs whole numbers")
+    if hi - lo > 100_000:
+        raise RuleError("range() of more than 100,000 items")
+    return list(range(lo, hi))
+
+
+@primitive()
+def sorted_(c: Ctx, xs: Any, key: Any = None, reverse: bool = False) -> list:
+    """The items sorted (stable), by `key=x => value` if given; `reverse=true` for descending."""
+    return sorted(_seq(xs, "sorted()"), key=_key(c, key), reverse=bool(reverse))
+
+
+@primitive()
+def reversed_(c: Ctx, xs: Any) -> list:
+    """The items in reverse order."""
+    return list(reversed(_seq(xs, "reversed()")))
+
+
+@primitive()
+def any_(c: Ctx, xs: Any, where: Any = None) -> bool:
+    """True if any item is true (or satisfies `where=x => cond`)."""
+    xs = _seq(xs, "any()")
+    return any(where(c, x) for x in xs) if where is not None else any(xs)
+
+
+@primitive()
+def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
+    """True if every item is true (or satisfies `where=x => cond`)."""
+    xs = _seq(xs, "all()")
+    return all(where(c, x) for x in xs) if where is not None else all(xs)
+
+
+@primitive()
+def filter_(c: Ctx, xs: Any, where: Any) -> list:
+    """The items satisfying `where` (a function such as `p => p.owner == player`)."""
+    return [x for x in _seq(xs, "filter()") if where(c, x)]
+
+
+@primitive()
+def first(c: Ctx, xs: Any, default: Any = None) -> Any:
+    """The first item of a list, or `default` (none) when it is empty."""
+    xs = _seq(xs, "first()")
+    return xs[0] if xs else default
+
+
+@primitive()
+def last(c: Ctx, xs: Any, default: Any = None) -> Any:
+    """The last item of a list, or `default` (none) when it is empty."""
+    xs = _seq(xs, "last()")
+    return xs[-1] if xs else default
+
+
+@primitive()
+def index(c: Ctx, xs: Any, x: Any) -> int:
+    """Position (from 0) of `x` in the list; an error if absent."""
+    xs = _seq(xs, "index()")
+    try:
+        return xs.index(x)
+    except ValueError:
+        raise RuleError(f"index(): {describe(x)} is not in the list") from None
+
+
+@primitive()
+def keys(c: Ctx, d: Any) -> list:
+    """The keys of a map, in insertion order."""
+    if not isinstance(d, dict):
+        raise RuleError(f"keys() needs a map, got {describe(d)}")
+    return list(d)
+
+
+@primitive()
+def values(c: Ctx, d: Any) -> list:
+    """The values of a map, in insertion order."""
+    if not isinstance(d, dict):
+        raise RuleError(f"values() needs a map, got {describe(d)}")
+    return list(d.values())
+
+
+@primitive()
+def get(c: Ctx, d: Any, k: Any, default: Any = None) -> Any:
+    """`d[k]` for a map or list, or `default` when the key or position is absent."""
+    if isinstance(d, dict):
+        return d.get(k, default)
+    if isinstance(d, list) and isinstance(k, int):
+        return d[k] if -len(d) <= k < len(d) else default
+    raise RuleError(f"get() needs a map or list, got {describe(d)}")
+
+
+@primitive()
+def tally(c: Ctx, xs: Any) -> dict:
+    """A map from each distinct item to how often it occurs."""
+    out: dict = {}
+    for x in _seq(xs, "tally()"):
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+@primitive()
+def unique(c: Ctx, xs: Any) -> list:
+    """The items without repeats, first occurrence kept."""
+    seen: list = []
+    for x in _seq(xs, "unique()"):
+        if x not in seen:
+            seen.append(x)
+    return seen
+
+
+@primitive()
+def repeat(c: Ctx, x: Any, n: int) -> list:
+    """A list of `n` copies of `x` (at most 100,000)."""
+    if not isinstance(n, int) or n > 100_000:
+        raise RuleError("repeat() needs a whole number up to 100,000")
+    return [copy_value(x) for _ in range(max(0, n))]
+
+
+@primitive()
+def clamp(c: Ctx, x: Any, lo: Any, hi: Any) -> Any:
+    """`x` limited to the range lo..hi."""
+    return max(lo, min(hi, x))
+
+
+@primitive()
+def str_(c: Ctx, x: Any) -> str:
+    """The value as text."""
+    return describe(x).strip("`") if not isinstance(x, str) else x
+
+
+@primitive()
+def int_(c: Ctx, x: Any) -> int:
+    """The value as a whole number (rounded down)."""
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        raise RuleError(f"int() cannot convert {describe(x)}") from None
+
+
+@primitive()
+def ceil_div(c: Ctx, a: int, b: int) -> int:
+    """`a / b` rounded up."""
+    if not b:
+        raise RuleError("ceil_div() by zero")
+    return -(-a // b)
+
+
+# ---- players (pure) ----
+
+@primitive()
+def next_player(c: Ctx, p: Any, n: int = 1) -> str:
+    """The player `n` seats after `p` in seat order (wrapping around)."""
+    players = c.state["players"]
+    try:
+        i = players.index(p)
+    except ValueError:
+        raise RuleError(f"next_player(): {describe(p)} is not a player") from None
+    return players[(i + n) % len(players)]
+
+
+@primitive()
+def seat(c: Ctx, p: Any) -> int:
+    """The seat number of a player, from 1."""
+    try:
+        return c.state["players"].index(p) + 1
+    except ValueError:
+        raise RuleError(f"seat(): {describe(p)} is not a player") from None
+
+
+# ---- board (pure) ----
+
+@primitive()
+def neighbors(c: Ctx, space: Any, kind: Any = None) -> list:
+    """Spaces linked to `space` (by any link kind, or only by `kind`), sorted by id."""
+    board = c.model.board
+    if board is None:
+        raise RuleError("this ruleset has no board")
+    if kind is None:
+        got = board.neighbors.get(space)
+    else:
+        got = board.neighbors_by_kind.get(kind, {}).get(space, ())
+    if got is None:
+        raise RuleError(f"neighbors(): {describe(space)} is not a space of the board")
+    return list(got)
+
+
+@primitive()
+def adjacent(c: Ctx, a: Any, b: Any, kind: Any = None) -> bool:
+    """True if spaces `a` and `b` are linked (by any link kind, or by `kind`)."""
+    board = c.model.board
+    if board is None:
+        raise RuleError("this ruleset has no board")
+    return board.adjacent(a, b, kind)
+
+
+@primitive()
+def spaces_in(c: Ctx, region: Any) -> list:
+    """The spaces of a region, sorted by id."""
+    board = c.model.board
+    if board is None or region not in board.regions:
+        raise RuleError(f"spaces_in(): {describe(region)} is not a region")
+    return list(board.regions[region])
+
+
+@primitive()
+def board_set(c: Ctx, name: Any) -> list:
+    """The spaces of a named set declared in the board's `sets`, sorted by id."""
+    board = c.model.board
+    if board is None or name not in board.sets:
+        raise RuleError(f"board_set(): no set named {describe(name)}")
+    return sorted(board.sets[name])
+
+
+# ---- effects on lists and maps ----
+
+@primitive("effect")
+def push(c: Ctx, xs: Any, *items: Any) -> None:
+    """Append items to the end of a list held in the state."""
+    if not isinstance(xs, list):
+        raise RuleError(f"push() needs a list, got {describe(xs)}")
+    xs.extend(copy_value(i) for i in items)
+
+
+@primitive("effect")
+def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
+    """Insert `item` at position `i` of a list held in the state."""
+    if not isinstance(xs, list):
+        raise RuleError(f"insert() needs a list, got {describe(xs)}")
+    xs.insert(i, copy_value(item))
+
+
+@primitive("effect")
+def remove(c: Ctx, xs: Any, item: Any) -> None:
+    """Remove the first occurrence of `item` from a list (or the key from a map); an error if absent."""
+    if isinstance(xs, list):
+        try:
+            xs.remove(item)
+            return
+        except ValueError:
+            raise RuleError(f"remove(): {describe(item)} is not in the list") from None
+    if isinstance(xs, dict):
+        if item not in xs:
+            raise RuleError(f"remove(): {describe(item)} is not a key of the map")
+        del xs[item]
+        return
+    raise RuleError(f"remove() needs a list or map, got {describe(xs)}")
+
+
+@primitive("effect")
+def discard(c: Ctx, xs: Any, item: Any) -> bool:
+    """Remove `item` from a list or map if it is there; true if something was removed."""
+    if isinstance(xs, list) and item in xs:
+        xs.remove(item)
+        return True
+    if isinstance(xs, dict) and item in xs:
+        del xs[item]
+        return True
+    return False
+
+
+@primitive("effect")
+def pop(c: Ctx, xs: Any, i: int = -1) -> Any:
+    """Remove and return the item at position `i` (default: the last) of a list."""
+    if not isinstance(xs, list) or not xs:
+        raise RuleError(f"pop() needs a non-empty list, got {describe(xs)}")
+    return xs.pop(i)
+
+
+@primitive("effect")
+def take(c: Ctx, xs: Any, n: int = 1) -> list:
+    """Remove and return the first `n` items of a list (fewer if it is shorter)."""
+    if not isinstance(xs, list):
+        raise RuleError(f"take() needs a list, got {describe(xs)}")
+    got = xs[:n]
+    del xs[:n]
+    return got
+
+
+@primitive("effect")
+def clear(c: Ctx, xs: Any) -> None:
+    """Empty a list or map held in the state."""
+    if not isinstance(xs, (list, dict)):
+        raise RuleError(f"clear() needs a list or map, got {describe(xs)}")
+    xs.clear()
+
+
+@primitive("effect")
+def add_count(c: Ctx, d: Any, key: Any, n: int = 1) -> None:
+    """Add `n` to `d[key]` of a map of counts (missing keys count 0; a key reaching 0 is removed)."""
+    if not isinstance(d, dict):
+        raise RuleError(f"add_count() needs a map, got {describe(d)}")
+    v = d.get(key, 0) + n
+    if v < 0:
+        raise RuleError(f"add_count(): {describe(key)} would go below zero ({v})")
+    if v:
+        d[key] = v
+    else:
+        d.pop(key, None)
+
+
+# ---- chance: drawn from the game's seeded generator, every outcome logged ----
+
+@primitive("chance")
+def roll(c: Ctx, sides: int) -> int:
+    """A fair die with `sides` faces: a number from 1 to `sides`."""
+    if not isinstance(sides, int) or sides < 1:
+        raise RuleError("roll() needs a positive whole number of sides")
+    return c.hooks.chance(c, "roll", lambda rng: rng.below(sides) + 1, sides=sides)
+
+
+@primitive("chance")
+def shuffle(c: Ctx, xs: Any) -> None:
+    """Shuffle a list held in the state, in place."""
+    if not isinstance(xs, list):
+        raise RuleError(f"shuffle() needs a list, got {describe(xs)}")
+
+    def draw(rng: Any) -> list:
+        out = list(xs)
+        for i in range(len(out) - 1, 0, -1):
+            j = rng.below(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
+    xs[:] = c.hooks.chance(c, "shuffle", draw, items=sorted(map(str, xs)))
+
+
+@primitive("chance")
+def pick(c: Ctx, xs: Any) -> Any:
+    """One item of a list chosen at random (each equally likely)."""
+    xs = _seq(xs, "pick()")
+    if not xs:
+        raise RuleError("pick() from an empty list")
+    return c.hooks.chance(c, "pick", lambda rng: xs[rng.below(len(xs))], items=len(xs))
+
+
+@primitive("chance")
+def chance_of(c: Ctx, p: Any) -> bool:
+    """True with probability `p` (a number from 0 to 1)."""
+    return c.hooks.chance(c, "chance", lambda rng: rng.random() < p, p=p)
+
+
+@primitive("chance")
+def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: Any) -> dict:
+    """Drop `cubes` (a map colour -> count) into a stochastic container with ledges and return
+    what falls out (a map colour -> count).
+
+    `container` is a list of ledges held in the state, each a map colour -> count of cubes stuck
+    there. Each falling cube passes a ledge with probability `pass_p`, else it sticks on it;
+    each cube that passes a ledge knocks each cube stuck there loose with probability
+    `dislodge_p`, and a loosened cube falls on to the next ledge. Cubes stay inside between
+    drops: this is a container with memory.
+    """
+    if not isinstance(container, list) or not all(isinstance(lv, dict) for lv in container):
+        raise RuleError("cascade_drop() needs a list of ledges (maps colour -> count)")
+
+    def draw(rng: Any) -> dict:
+        falling = dict(cubes)
+        for ledge in container:
+            passed: dict = {}
+            for colour in sorted(falling):
+                for _ in range(falling[colour]):
+                    if rng.random() < pass_p:
+                        passed[colour] = passed.get(colour, 0) + 1
+                    else:
+                        ledge[colour] = ledge.get(colour, 0) + 1
+            loosened: dict = {}
+            n_passed = sum(passed.values())
+            if n_passed and dislodge_p > 0:
+                stay_p = (1.0 - dislodge_p) ** n_passed
+                for colour in sorted(ledge):
+                    for _ in range(ledge[colour]):
+                        if rng.random() >= stay_p:
+                            loosened[colour] = loosened.get(colour, 0) + 1
+                for colour, n in loosened.items():
+                    ledge[colour] -= n
+                    if not ledge[colour]:
+                        del ledge[colour]
+            for colour, n in loosened.items():
+                passed[colour] = passed.get(colour, 0) + n
+            falling = passed
+        return {k: v for k, v in sorted(falling.items()) if v}
+    return c.hooks.chance(c, "drop", draw, forced_apply=lambda out: _force_drop(container, cubes, out))
+
+
+@primitive("chance")
+def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any) -> dict:
+    """Drop `cubes` (colour -> count) into a one-pool stochastic container and return what falls out.
+
+    `container` is a list with one map colour -> count (the cubes inside). Each cube already
+    inside falls out with probability `stuck_p`; each new cube falls straight through with
+    probability `fresh_p`, else it stays inside.
+    """
+    if not isinstance(container, list) or len(container) != 1 or not isinstance(container[0], dict):
+        raise RuleError("pool_drop() needs a list holding one map colour -> count")
+
+    def draw(rng: Any) -> dict:
+        pool = container[0]
+        out: dict = {}
+        for colour in sorted(pool):
+            n = sum(1 for _ in range(pool[colour]) if rng.random() < stuck_p)
+            if n:
+                out[colour] = n
+        for colour, n in out.items():
+            pool[colour] -= n
+            if not pool[colour]:
+                del pool[colour]
+        for colour in sorted(cubes):
+            for _ in range(cubes[colour]):
+                if rng.random() < fresh_p:
+                    out[colour] = out.get(colour, 0) + 1
+                else:
+                    pool[colour] = pool.get(colour, 0) + 1
+        return {k: v for k, v in sorted(out.items()) if v}
+    return c.hooks.chance(c, "drop", draw, forced_apply=lambda out: _force_drop(container, cubes, out))
+
+
+def _force_drop(container: list, cubes: dict, out: dict) -> dict:
+    """Make a container consistent with a forced outcome: `out` falls out of everything that
+    was inside plus what was dropped; the rest settles on the first ledge."""
+    inside: dict = dict(cubes)
+    for ledge in container:
+        for k, v in ledge.items():
+            inside[k] = inside.get(k, 0) + v
+        ledge.clear()
+    for k, v in out.items():
+        if inside.get(k, 0) < v:
+            raise RuleError(f"forced drop: {v} `{k}` cannot fall out; only {inside.get(k, 0)} are in play")
+        inside[k] -= v
+    container[0].update({k: v for k, v in inside.items() if v})
+    return {k: v for k, v in sorted(out.items()) if v}
+
+
+# ---- flow and messages ----
+
+@primitive("effect")
+def say(c: Ctx, *parts: Any) -> None:
+    """Add a line to the game's readable account (the log and `daimyo play` output)."""
+    c.hooks.say(c, " ".join(p if isinstance(p, str) else describe(p).strip("`") for p in parts))
+
+
+@primitive("effect")
+def end_game(c: Ctx) -> None:
+    """End the game now: the flow stops and the result is scored."""
+    c.hooks.end_game(c)

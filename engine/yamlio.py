@@ -1,0 +1,514 @@
+"""Safe YAML loading that remembers where everything came from, and never crashes.
+
+Every later check (schema, DSL, references) must point a modder at `file:line:col`, so
+mappings and lists come back as `LocDict` / `LocList`: ordinary dicts and lists that also
+carry the location of each key and value. Problems become diagnostics (codes Y001-Y009,
+see docs/diagnostics.md), never exceptions.
+
+How: instead of `yaml.safe_load` we read PyYAML's *event* stream (the C parser when
+libyaml is available) and build the values ourselves, with an explicit stack. That gives
+us the marks of every node and alias, lets us reject duplicate keys, merge keys and
+unknown tags, and bound depth and size before anything big is built. Nothing recurses,
+so pathological nesting cannot blow the Python stack.
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
+                         ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent)
+
+from engine.diagnostics import Diagnostics, Loc
+
+__all__ = ["LocDict", "LocList", "loc_of", "load_yaml", "load_yaml_text"]
+
+# The C loader is ~10x faster; both produce identical, character-based marks.
+_LOADER = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+
+_T = "tag:yaml.org,2002:"
+_MERGE = _T + "merge"
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_NUMBER = {_T + "int": yaml.constructor.SafeConstructor.construct_yaml_int,
+           _T + "float": yaml.constructor.SafeConstructor.construct_yaml_float}
+# Scalars that stay text. Timestamps are kept as the written string (not datetime) so
+# every value is JSON-like; `<<` and `=` outside key position are just text.
+_TEXT_TAGS = {_T + "str", _T + "timestamp", _MERGE, _T + "value"}
+
+# Characters YAML forbids (same set as PyYAML's reader), plus the lone surrogates that
+# `surrogateescape` decoding produces for bytes that are not UTF-8.
+_BAD_CHAR = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# YAML 1.1 line breaks: what the parser counts as a new line in its marks.
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+class LocDict(dict):
+    """A mapping loaded from YAML: a plain dict, plus where it and each entry came from.
+
+    `loc` is where the mapping starts, `key_locs[k]` where key `k` starts and
+    `value_locs[k]` where its value's content starts (see `load_yaml`).
+    """
+
+    __slots__ = ("file", "loc", "key_locs", "value_locs")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.file = ""
+        self.loc = Loc()
+        self.key_locs: dict[Any, Loc] = {}
+        self.value_locs: dict[Any, Loc] = {}
+
+
+class LocList(list):
+    """A sequence loaded from YAML: a plain list, plus `loc` and the `item_locs` of its items."""
+
+    __slots__ = ("file", "loc", "item_locs")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.file = ""
+        self.loc = Loc()
+        self.item_locs: list[Loc] = []
+
+
+def loc_of(container: Any, key_or_index: Any, *, key: bool = False) -> Loc:
+    """Where `container[key_or_index]` is written (its key with `key=True`); `Loc()` if unknown.
+
+    Works on any value: plain dicts and lists, missing keys and bad indexes give `Loc()`.
+    """
+    try:
+        if isinstance(container, LocDict):
+            return (container.key_locs if key else container.value_locs).get(key_or_index, Loc())
+        if isinstance(container, LocList) and not key:
+            return container.item_locs[key_or_index]
+    except (TypeError, IndexError):
+        pass
+    return Loc()
+
+
+def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = 2_000_000,
+              max_depth: int = 64, max_nodes: int = 200_000, display_name: str | None = None) -> Any:
+    """Load one YAML file; return its value (LocDict/LocList/scalar), or None on error.
+
+    Problems are added to `diags` (Y001-Y009); this never raises. An empty file, or one
+    with only comments, is None without any diagnostic. `display_name` is the file name
+    used in locations (default: `path` as given). Locations are 1-based; a value's loc is
+    where its content starts: the first character of a plain scalar, the character after
+    the opening quote of a quoted one, and for a `|` / `>` block the first character of
+    its first content line, so that line k, column c of a literal block's text is at
+    `(loc.line + k - 1, loc.col + c - 1)` in the file.
+    """
+    file = display_name if display_name is not None else str(path)
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(st.st_mode):
+            diags.add("Y009", "cannot read file: not a regular file", Loc(file))
+            return None
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)  # never read more than we would accept
+    except FileNotFoundError:
+        diags.add("Y009", "cannot read file: it does not exist", Loc(file))
+        return None
+    except IsADirectoryError:
+        diags.add("Y009", "cannot read file: it is a directory", Loc(file))
+        return None
+    except PermissionError:
+        diags.add("Y009", "cannot read file: permission denied", Loc(file))
+        return None
+    except (OSError, ValueError, TypeError) as exc:
+        diags.add("Y009", f"cannot read file: {getattr(exc, 'strerror', None) or exc}", Loc(file))
+        return None
+    return load_yaml_text(data, file, diags, max_bytes=max_bytes, max_depth=max_depth,
+                          max_nodes=max_nodes)
+
+
+def load_yaml_text(text: str | bytes, file: str, diags: Diagnostics, **limits: int) -> Any:
+    """Load YAML from a string (or bytes, which must be UTF-8) as `load_yaml` does.
+
+    `file` goes into every Loc; `limits` are `max_bytes`, `max_depth`, `max_nodes`.
+    """
+    max_bytes = limits.get("max_bytes", 2_000_000)
+    try:
+        if isinstance(text, (bytes, bytearray)):
+            if len(text) > max_bytes:
+                diags.add("Y006", f"file is larger than {max_bytes} bytes", Loc(file))
+                return None
+            if text[:2] in (b"\xff\xfe", b"\xfe\xff"):
+                diags.add("Y003", "file is UTF-16 text, not UTF-8", Loc(file, 1, 1),
+                          hint="save the file with UTF-8 encoding")
+                return None
+            text = bytes(text).decode("utf-8", "surrogateescape")
+        elif len(text) > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+            diags.add("Y006", f"file is larger than {max_bytes} bytes", Loc(file))
+            return None
+        if text.startswith("\ufeff"):  # a BOM is invisible in editors: columns start after it
+            text = text[1:]
+        if not _check_chars(text, file, diags):
+            return None
+        builder = _Builder(text, file, diags, limits.get("max_depth", 64),
+                           limits.get("max_nodes", 200_000))
+        return builder.run()
+    except Exception as exc:  # noqa: BLE001 - the contract is "never raises"; MemoryError included
+        diags.add("Y001", f"could not read YAML: {type(exc).__name__}: {exc}", Loc(file))
+        return None
+
+
+def _loc_at(text: str, index: int, file: str) -> Loc:
+    """The 1-based line and column of `text[index]`, counting YAML line breaks."""
+    line, start = 1, 0
+    for m in _BREAK.finditer(text, 0, index):
+        line, start = line + 1, m.end()
+    return Loc(file, line, index - start + 1)
+
+
+def _check_chars(text: str, file: str, diags: Diagnostics) -> bool:
+    """Y003 at the first NUL byte, non-UTF-8 byte or control character, if any."""
+    m = _BAD_CHAR.search(text)
+    if not m:
+        return True
+    ch = m.group()
+    code = ord(ch)
+    if ch == "\0":
+        msg, hint = "file is binary, not text (it contains a NUL byte)", "is this really a YAML file?"
+    elif 0xDC80 <= code <= 0xDCFF:  # a byte that surrogateescape could not decode
+        msg, hint = f"file is not valid UTF-8 text (byte 0x{code - 0xDC00:02X})", \
+            "save the file with UTF-8 encoding"
+    else:
+        msg, hint = f"control character U+{code:04X} is not allowed in YAML text", \
+            "remove it; is this really a YAML file?"
+    diags.add("Y003", msg, _loc_at(text, m.start(), file), hint=hint)
+    return False
+
+
+class _Abort(Exception):
+    """Stops building after a fatal diagnostic was added."""
+
+
+@dataclass(slots=True)
+class _Node:
+    """A finished value with its expanded size (node count) and nesting height."""
+
+    value: Any
+    size: int
+    height: int
+    loc: Loc     # where the content starts
+    start: Loc   # where the node is written, including any &anchor / !tag
+    tag: str
+
+
+@dataclass(slots=True)
+class _Frame:
+    """A mapping or sequence whose end we have not reached yet."""
+
+    value: Any
+    anchor: str | None
+    loc: Loc
+    start: Loc
+    tag: str
+    size: int = 1
+    height: int = 1
+    key: _Node | None = None  # a mapping's key waiting for its value
+
+
+_OPEN = object()  # anchors of collections still being built: an alias to one is a cycle
+
+
+class _Builder:
+    """Turns the parser's events into values, enforcing every rule the parser does not."""
+
+    def __init__(self, text: str, file: str, diags: Diagnostics, max_depth: int, max_nodes: int):
+        self.text, self.file, self.diags = text, file, diags
+        self.max_depth, self.max_nodes = max_depth, max_nodes
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, Any] = {}
+        self.nodes = 0
+        self.root: Any = None
+
+    def run(self) -> Any:
+        loader = _LOADER(self.text)
+        try:
+            docs = 0
+            while True:
+                ev = loader.get_event()
+                kind = type(ev)
+                if kind is ScalarEvent:
+                    self.scalar(ev)
+                elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                    self.start(ev, kind is MappingStartEvent)
+                elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                    self.end()
+                elif kind is AliasEvent:
+                    self.alias(ev)
+                elif kind is DocumentStartEvent:
+                    docs += 1
+                    if docs > 1:
+                        self.fail("Y001", "the file holds more than one YAML document ('---')",
+                                  self.mark(ev.start_mark), "keep one document per file")
+                elif kind is StreamEndEvent or ev is None:
+                    return self.root
+        except _Abort:
+            return None
+        except yaml.YAMLError as exc:
+            code, msg, loc, hint = _explain(exc, self.text, self.file)
+            self.diags.add(code, msg, loc, hint=hint)
+            return None
+        finally:
+            loader.dispose()
+
+    # -- events -------------------------------------------------------------------------
+
+    def scalar(self, ev: ScalarEvent) -> None:
+        start = self.mark(ev.start_mark)
+        self.count(1, start)
+        tag = ev.tag
+        if tag is None or tag == "!":
+            tag = _RESOLVER.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+        value: Any = ev.value
+        if tag == _T + "null":
+            value = None
+        elif tag == _T + "bool":
+            value = yaml.constructor.SafeConstructor.bool_values.get(ev.value.lower())
+            if value is None:
+                self.bad_value(ev.value, tag, start)
+        elif tag in _NUMBER:
+            try:
+                value = _NUMBER[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, ev.value))
+            except (ValueError, ArithmeticError):  # e.g. `!!int abc`, or a 5000-digit number
+                self.bad_value(ev.value, tag, start)
+        elif tag not in _TEXT_TAGS:
+            self.bad_tag(tag, start)
+        node = _Node(value, 1, 0, self.content_loc(ev), start, tag)
+        if ev.anchor is not None:
+            self.anchors[ev.anchor] = node
+        self.emit(node)
+
+    def start(self, ev: MappingStartEvent | SequenceStartEvent, is_map: bool) -> None:
+        start = self.mark(ev.start_mark)
+        self.count(1, start)
+        loc = self.content_loc(ev)
+        if len(self.stack) >= self.max_depth:
+            self.fail("Y005", f"nesting is deeper than {self.max_depth} levels", loc,
+                      "flatten the structure")
+        default = _T + ("map" if is_map else "seq")
+        if ev.tag not in (None, "!", default):
+            self.bad_tag(ev.tag, start)
+        value: LocDict | LocList = LocDict() if is_map else LocList()
+        value.file, value.loc = self.file, loc
+        if ev.anchor is not None:
+            self.anchors[ev.anchor] = _OPEN
+        self.stack.append(_Frame(value, ev.anchor, loc, start, default))
+
+    def end(self) -> None:
+        f = self.stack.pop()
+        node = _Node(f.value, f.size, f.height, f.loc, f.start, f.tag)
+        if f.anchor is not None:
+            self.anchors[f.anchor] = node
+        self.emit(node)
+
+    def alias(self, ev: AliasEvent) -> None:
+        loc = self.mark(ev.start_mark)
+        target = self.anchors.get(ev.anchor)
+        if target is None:
+            self.fail("Y001", f"unknown alias `*{ev.anchor}`", loc,
+                      f"define the anchor `&{ev.anchor}` before using it, or quote the value")
+        if target is _OPEN:
+            self.fail("Y004", f"alias `*{ev.anchor}` is used inside the value it names "
+                      "(it would expand forever)", loc)
+        # The alias stands for a full copy of its target: count it as such (sizes are
+        # memoised on the anchor, so a "billion laughs" file is caught in linear time).
+        self.count(target.size, loc, ev.anchor)
+        if len(self.stack) + target.height > self.max_depth:
+            self.fail("Y005", f"alias `*{ev.anchor}` makes nesting deeper than {self.max_depth} levels",
+                      loc)
+        self.emit(_Node(target.value, target.size, target.height, loc, loc, target.tag))
+
+    # -- building -------------------------------------------------------------------------
+
+    def emit(self, node: _Node) -> None:
+        """Attach a finished value to the collection being built (or make it the root)."""
+        if not self.stack:
+            self.root = node.value
+            return
+        parent = self.stack[-1]
+        parent.size += node.size
+        parent.height = max(parent.height, node.height + 1)
+        if isinstance(parent.value, LocList):
+            parent.value.append(node.value)
+            parent.value.item_locs.append(node.loc)
+        elif parent.key is None:
+            parent.key = node
+        else:
+            key, parent.key = parent.key, None
+            self.put(parent.value, key, node)
+
+    def put(self, mapping: LocDict, key: _Node, value: _Node) -> None:
+        k = key.value
+        if key.tag == _MERGE:
+            self.diags.add("Y007", "merge keys (`<<`) are not supported", key.start,
+                           hint="repeat the keys you need instead of merging an anchor")
+        elif isinstance(k, (LocDict, LocList)):
+            kind = "mapping" if isinstance(k, LocDict) else "list"
+            self.diags.add("Y007", f"a {kind} cannot be used as a key", key.start,
+                           hint="keys must be text, whole numbers or true/false")
+        elif type(k) not in (str, int, bool):
+            shown = "an empty (null) value" if k is None else f"`{k}` ({type(k).__name__})"
+            self.diags.add("Y007", f"{shown} cannot be used as a key", key.start,
+                           hint="keys must be text, whole numbers or true/false; quote it")
+        elif k in mapping:
+            first = mapping.key_locs[k]
+            self.diags.add("Y002", f"duplicate key `{k}` (first defined on line {first.line})",
+                           key.start, hint="each key may appear only once in a mapping")
+        else:
+            mapping[k] = value.value
+            mapping.key_locs[k] = key.start
+            mapping.value_locs[k] = value.loc
+
+    def count(self, n: int, loc: Loc, alias: str | None = None) -> None:
+        self.nodes += n
+        if self.nodes > self.max_nodes:
+            if alias is not None:
+                self.fail("Y004", f"alias `*{alias}` expands to too much data (more than "
+                          f"{self.max_nodes} values in all)", loc,
+                          "nested aliases multiply: each level copies the one below it")
+            self.fail("Y004", f"the file holds too many values (more than {self.max_nodes})", loc,
+                      "split it into several files")
+
+    def bad_tag(self, tag: str, loc: Loc) -> None:
+        shown = "!!" + tag[len(_T):] if tag.startswith(_T) else tag
+        self.diags.add("Y008", f"unsupported tag `{shown}`", loc,
+                       hint="rulesets use plain YAML values only; remove the tag")
+
+    def bad_value(self, text: str, tag: str, loc: Loc) -> None:
+        kind = tag[len(_T):]
+        self.diags.add("Y008", f"`{text[:40]}` is not a valid {kind}", loc,
+                       hint="write the number in full, or quote it to keep it as text")
+
+    def fail(self, code: str, message: str, loc: Loc, hint: str = "") -> None:
+        self.diags.add(code, message, loc, hint=hint)
+        raise _Abort
+
+    # -- locations ------------------------------------------------------------------------
+
+    def mark(self, m: yaml.Mark) -> Loc:
+        return Loc(self.file, m.line + 1, m.column + 1)
+
+    def content_loc(self, ev: Any) -> Loc:
+        """Where a node's content starts: after &anchor / !tag, inside quotes, under `|`."""
+        text, m = self.text, ev.start_mark
+        i, line, col = m.index, m.line, m.column
+        # Scalars cannot extend past their end mark; an empty scalar ends where it starts.
+        end = ev.end_mark.index if isinstance(ev, ScalarEvent) else len(text)
+        if ev.anchor is not None or ev.tag is not None:  # the mark is on the properties
+            while i < end:
+                c = text[i]
+                if c in "&!":
+                    while i < end and text[i] not in " \t\r\n\x85\u2028\u2029":
+                        i, col = i + 1, col + 1
+                elif c in " \t":
+                    i, col = i + 1, col + 1
+                elif c == "#":
+                    while i < end and text[i] not in "\r\n\x85\u2028\u2029":
+                        i += 1
+                elif (b := _BREAK.match(text, i)) is not None:
+                    i, line, col = b.end(), line + 1, 0
+                else:
+                    break
+        style = getattr(ev, "style", None)
+        if style in ("'", '"'):
+            col += 1
+        elif style in ("|", ">"):
+            return self.block_loc(ev, i, line)
+        return Loc(self.file, line + 1, col + 1)
+
+    def block_loc(self, ev: ScalarEvent, i: int, line: int) -> Loc:
+        """First content line of a block scalar; column = block indentation + 1."""
+        text = self.text
+        header_end = _BREAK.search(text, i)
+        if header_end is None:
+            return Loc(self.file, line + 2, 1)
+        lines = _BREAK.split(text[header_end.end():ev.end_mark.index])
+        first_file = next((s for s in lines if s.strip(" ")), None)
+        first_value = next((s for s in ev.value.split("\n") if s.strip(" ")), None)
+        indent = 0
+        if first_file is not None and first_value is not None:
+            # The file line is indentation + content; content may itself start with spaces.
+            indent = (len(first_file) - len(first_file.lstrip(" "))) - \
+                     (len(first_value) - len(first_value.lstrip(" ")))
+        return Loc(self.file, line + 2, max(indent, 0) + 1)
+
+
+# -- syntax errors ---------------------------------------------------------------------------
+
+_SPECIAL_HINT = "quote values that start with one of  [ ] { } , : # & * ! | > ' \" % @ `"
+# (substring of PyYAML's problem text, message, hint); libyaml and pure-Python wordings.
+_REWRITES = [
+    ("mapping values are not allowed", "unexpected ':' (a value containing ': ' needs quotes)",
+     'put the whole value in quotes, e.g. text: "Note: this"'),
+    ("could not find expected ':'", "expected ':' after this key (every line of a mapping must "
+     "be `key: value`)", "add the ':' or fix the indentation of the line below"),
+    ("expected ',' or ']'", "a [ ] list is not closed, or two items lack a ',' between them",
+     "separate items with ',' and end the list with ']'; quote items containing ':'"),
+    ("expected ',' or '}'", "a { } mapping is not closed, or two entries lack a ',' between them",
+     "separate entries with ',' and end the mapping with '}'"),
+    ("expected '-' indicator", "expected a list item ('- ...') at this indentation",
+     "items of one list must start at the same column"),
+    ("while parsing a block collection", "expected a list item ('- ...') at this indentation",
+     "items of one list must start at the same column"),
+    ("block sequence entries are not allowed", "unexpected list item ('- ') here",
+     "a list under a key starts on the next line, indented"),
+    ("expected key", "this line does not fit the mapping it is in",
+     "keys of one mapping must start at the same column; a value with several parts needs quotes"),
+    ("<block end>", "this line does not fit the mapping it is in",
+     "keys of one mapping must start at the same column; a value with several parts needs quotes"),
+    ("unknown escape character", "unknown escape sequence (\\...) in a double-quoted string",
+     "use single quotes, or write a backslash as \\\\"),
+    ("alphabetic or numeric character", "'&' or '*' must be followed by a name",
+     "quote the value if it really starts with '&' or '*'"),
+    ("while scanning a block scalar", "unexpected text after a '|' or '>' block indicator",
+     "the text of a block starts on the next line"),
+    ("document indicator", "a line starting with '---' or '...' ends the document here",
+     "indent that line, or close the quoted string before it"),
+    ("document separator", "a line starting with '---' or '...' ends the document here",
+     "indent that line, or close the quoted string before it"),
+    ("<document start>", "unexpected content after the end of the data",
+     "look for a stray ']' or '}', or a line indented less than the first one"),
+    ("node content", "expected a value here", _SPECIAL_HINT),
+    ("tag handle", "unknown tag (`!...!`)", "remove the tag; quote the value if it starts with '!'"),
+]
+
+
+def _explain(exc: yaml.YAMLError, text: str, file: str) -> tuple[str, str, Loc, str]:
+    """(code, message, loc, hint) for a PyYAML error, in words a modder understands."""
+    problem = str(getattr(exc, "problem", "") or exc)
+    context = str(getattr(exc, "context", "") or "")
+    pm, cm = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    loc = Loc(file, pm.line + 1, pm.column + 1) if pm is not None else Loc(file)
+    ctx_loc = Loc(file, cm.line + 1, cm.column + 1) if cm is not None else loc
+    char = text[pm.index] if pm is not None and 0 <= pm.index < len(text) else ""
+    if char == "\t" or "tab character" in problem:
+        return ("Y001", "tab character used for indentation; YAML allows only spaces", loc,
+                "replace the tab with spaces (set your editor to insert spaces)")
+    if "end of stream" in problem and "quoted scalar" in context:
+        # The parser notices at the end of the file; the culprit is the opening quote.
+        return "Y001", "this quoted text is never closed", ctx_loc, "add the closing quote"
+    if "could not find expected ':'" in problem:
+        # Reported on the line after; the key that lacks its ':' starts at the context mark.
+        loc = ctx_loc
+    if "cannot start any token" in problem and char:
+        return ("Y001", f"a value cannot start with `{char}`", loc,
+                "put the value in quotes" if char in "@`%" else _SPECIAL_HINT)
+    if "tag handle" in problem:
+        return "Y008", "unknown tag (`!...!`)", loc, "remove the tag"
+    for needle, msg, hint in _REWRITES:
+        if needle in problem or needle in context:
+            return "Y001", msg, loc, hint
+    if "end of stream" in problem:
+        return "Y001", "the file ends in the middle of a value", loc, ""
+    return "Y001", f"YAML syntax error: {problem}" + (f" ({context})" if context else ""), loc, ""
