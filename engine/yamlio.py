@@ -17,15 +17,23 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
-from yaml.events import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartEvent,
-                         ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent)
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 
 from engine.diagnostics import Diagnostics, Loc
 
-__all__ = ["LocDict", "LocList", "loc_of", "load_yaml", "load_yaml_text"]
+__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of"]
 
 # The C loader is ~10x faster; both produce identical, character-based marks.
 _LOADER = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
@@ -54,7 +62,7 @@ class LocDict(dict):
     `value_locs[k]` where its value's content starts (see `load_yaml`).
     """
 
-    __slots__ = ("file", "loc", "key_locs", "value_locs")
+    __slots__ = ("file", "key_locs", "loc", "value_locs")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,7 +75,7 @@ class LocDict(dict):
 class LocList(list):
     """A sequence loaded from YAML: a plain list, plus `loc` and the `item_locs` of its items."""
 
-    __slots__ = ("file", "loc", "item_locs")
+    __slots__ = ("file", "item_locs", "loc")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -145,17 +153,17 @@ def load_yaml_text(text: str | bytes, file: str, diags: Diagnostics, **limits: i
                           hint="save the file with UTF-8 encoding")
                 return None
             text = bytes(text).decode("utf-8", "surrogateescape")
-        elif len(text) > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        elif len(text) > max_bytes or (4 * len(text) > max_bytes  # only encode when it may matter
+                                       and len(text.encode("utf-8", "surrogatepass")) > max_bytes):
             diags.add("Y006", f"file is larger than {max_bytes} bytes", Loc(file))
             return None
-        if text.startswith("\ufeff"):  # a BOM is invisible in editors: columns start after it
-            text = text[1:]
+        text = text.removeprefix("\ufeff")  # a BOM is invisible in editors: columns start after it
         if not _check_chars(text, file, diags):
             return None
         builder = _Builder(text, file, diags, limits.get("max_depth", 64),
                            limits.get("max_nodes", 200_000))
         return builder.run()
-    except Exception as exc:  # noqa: BLE001 - the contract is "never raises"; MemoryError included
+    except Exception as exc:  # noqa: BLE001 - the contract is "never raises", even on MemoryError
         diags.add("Y001", f"could not read YAML: {type(exc).__name__}: {exc}", Loc(file))
         return None
 
@@ -268,23 +276,23 @@ class _Builder:
         start = self.mark(ev.start_mark)
         self.count(1, start)
         tag = ev.tag
-        if tag is None or tag == "!":
-            tag = _RESOLVER.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+        if tag is None or tag == "!":  # not explicitly tagged: quoted is text, plain is resolved
+            tag = _RESOLVER.resolve(yaml.ScalarNode, ev.value, ev.implicit) if ev.implicit[0] else _T + "str"
         value: Any = ev.value
         if tag == _T + "null":
             value = None
         elif tag == _T + "bool":
             value = yaml.constructor.SafeConstructor.bool_values.get(ev.value.lower())
             if value is None:
-                self.bad_value(ev.value, tag, start)
+                self.bad_value(ev.value, tag, start, explicit=True)
         elif tag in _NUMBER:
             try:
                 value = _NUMBER[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, ev.value))
             except (ValueError, ArithmeticError):  # e.g. `!!int abc`, or a 5000-digit number
-                self.bad_value(ev.value, tag, start)
+                self.bad_value(ev.value, tag, start, explicit=ev.tag not in (None, "!"))
         elif tag not in _TEXT_TAGS:
             self.bad_tag(tag, start)
-        node = _Node(value, 1, 0, self.content_loc(ev), start, tag)
+        node = _Node(value, 1, 0, self.content_loc(ev, start), start, tag)
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         self.emit(node)
@@ -292,7 +300,7 @@ class _Builder:
     def start(self, ev: MappingStartEvent | SequenceStartEvent, is_map: bool) -> None:
         start = self.mark(ev.start_mark)
         self.count(1, start)
-        loc = self.content_loc(ev)
+        loc = self.content_loc(ev, start)
         if len(self.stack) >= self.max_depth:
             self.fail("Y005", f"nesting is deeper than {self.max_depth} levels", loc,
                       "flatten the structure")
@@ -338,7 +346,8 @@ class _Builder:
             return
         parent = self.stack[-1]
         parent.size += node.size
-        parent.height = max(parent.height, node.height + 1)
+        if node.height >= parent.height:
+            parent.height = node.height + 1
         if isinstance(parent.value, LocList):
             parent.value.append(node.value)
             parent.value.item_locs.append(node.loc)
@@ -385,12 +394,14 @@ class _Builder:
         self.diags.add("Y008", f"unsupported tag `{shown}`", loc,
                        hint="rulesets use plain YAML values only; remove the tag")
 
-    def bad_value(self, text: str, tag: str, loc: Loc) -> None:
+    def bad_value(self, text: str, tag: str, loc: Loc, *, explicit: bool) -> None:
         kind = tag[len(_T):]
-        self.diags.add("Y008", f"`{text[:40]}` is not a valid {kind}", loc,
-                       hint="write the number in full, or quote it to keep it as text")
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        self.diags.add("Y008", f"`{shown}` is not a valid {kind}", loc,
+                       hint=f"fix the value or remove the `!!{kind}` tag" if explicit
+                       else "a number this long is not supported; quote it to keep it as text")
 
-    def fail(self, code: str, message: str, loc: Loc, hint: str = "") -> None:
+    def fail(self, code: str, message: str, loc: Loc, hint: str = "") -> NoReturn:
         self.diags.add(code, message, loc, hint=hint)
         raise _Abort
 
@@ -399,8 +410,11 @@ class _Builder:
     def mark(self, m: yaml.Mark) -> Loc:
         return Loc(self.file, m.line + 1, m.column + 1)
 
-    def content_loc(self, ev: Any) -> Loc:
+    def content_loc(self, ev: Any, start: Loc) -> Loc:
         """Where a node's content starts: after &anchor / !tag, inside quotes, under `|`."""
+        style = getattr(ev, "style", None)
+        if ev.anchor is None and ev.tag is None and not style:
+            return start  # the common case: a plain scalar or a collection without properties
         text, m = self.text, ev.start_mark
         i, line, col = m.index, m.line, m.column
         # Scalars cannot extend past their end mark; an empty scalar ends where it starts.
@@ -420,7 +434,6 @@ class _Builder:
                     i, line, col = b.end(), line + 1, 0
                 else:
                     break
-        style = getattr(ev, "style", None)
         if style in ("'", '"'):
             col += 1
         elif style in ("|", ">"):
@@ -451,8 +464,8 @@ _SPECIAL_HINT = "quote values that start with one of  [ ] { } , : # & * ! | > ' 
 _REWRITES = [
     ("mapping values are not allowed", "unexpected ':' (a value containing ': ' needs quotes)",
      'put the whole value in quotes, e.g. text: "Note: this"'),
-    ("could not find expected ':'", "expected ':' after this key (every line of a mapping must "
-     "be `key: value`)", "add the ':' or fix the indentation of the line below"),
+    ("could not find expected ':'", "expected ':' after this key (each line must be `key: value`)",
+     "add the ':' or fix the indentation of the line below"),
     ("expected ',' or ']'", "a [ ] list is not closed, or two items lack a ',' between them",
      "separate items with ',' and end the list with ']'; quote items containing ':'"),
     ("expected ',' or '}'", "a { } mapping is not closed, or two entries lack a ',' between them",
@@ -461,13 +474,16 @@ _REWRITES = [
      "items of one list must start at the same column"),
     ("while parsing a block collection", "expected a list item ('- ...') at this indentation",
      "items of one list must start at the same column"),
-    ("block sequence entries are not allowed", "unexpected list item ('- ') here",
+    ("sequence entries are not allowed", "unexpected list item ('- ') here",
      "a list under a key starts on the next line, indented"),
     ("expected key", "this line does not fit the mapping it is in",
      "keys of one mapping must start at the same column; a value with several parts needs quotes"),
     ("<block end>", "this line does not fit the mapping it is in",
      "keys of one mapping must start at the same column; a value with several parts needs quotes"),
     ("unknown escape character", "unknown escape sequence (\\...) in a double-quoted string",
+     "use single quotes, or write a backslash as \\\\"),
+    # libyaml says "hexdecimal number", PyYAML "hexadecimal numbers"
+    ("decimal number", "an escape like \\x, \\u or \\U in a double-quoted string needs hex digits",
      "use single quotes, or write a backslash as \\\\"),
     ("alphabetic or numeric character", "'&' or '*' must be followed by a name",
      "quote the value if it really starts with '&' or '*'"),
@@ -480,7 +496,16 @@ _REWRITES = [
     ("<document start>", "unexpected content after the end of the data",
      "look for a stray ']' or '}', or a line indented less than the first one"),
     ("node content", "expected a value here", _SPECIAL_HINT),
-    ("tag handle", "unknown tag (`!...!`)", "remove the tag; quote the value if it starts with '!'"),
+    ("mapping keys are not allowed", "unexpected '?' ('? ' starts a complex key in YAML)",
+     "put the value in quotes"),
+    ("found unexpected ':'", "unexpected ':' inside [ ] or { }",
+     "quote the value, or put a space after ':' to write `key: value`"),
+    ("while parsing a tag", "a value starting with '!' is read as a tag",
+     "put the value in quotes if it really starts with '!'"),
+    ("while scanning a tag", "a value starting with '!' is read as a tag",
+     "put the value in quotes if it really starts with '!'"),
+    ("while scanning a directive", "a line starting with '%' is read as a YAML directive",
+     "put the value in quotes if it really starts with '%'"),
 ]
 
 
@@ -493,8 +518,10 @@ def _explain(exc: yaml.YAMLError, text: str, file: str) -> tuple[str, str, Loc, 
     ctx_loc = Loc(file, cm.line + 1, cm.column + 1) if cm is not None else loc
     char = text[pm.index] if pm is not None and 0 <= pm.index < len(text) else ""
     if char == "\t" or "tab character" in problem:
-        return ("Y001", "tab character used for indentation; YAML allows only spaces", loc,
-                "replace the tab with spaces (set your editor to insert spaces)")
+        if pm is not None and not text[pm.index - pm.column:pm.index].strip(" \t"):
+            return ("Y001", "tab character used for indentation; YAML allows only spaces", loc,
+                    "replace the tabs with spaces (set your editor to insert spaces)")
+        return "Y001", "unexpected tab character", loc, "use spaces instead of tabs"
     if "end of stream" in problem and "quoted scalar" in context:
         # The parser notices at the end of the file; the culprit is the opening quote.
         return "Y001", "this quoted text is never closed", ctx_loc, "add the closing quote"

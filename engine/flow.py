@@ -1,0 +1,181 @@
+"""The flow: rounds, phases and steps from data, compiled into a table of nodes.
+
+The game's position in the flow is an explicit stack of frames (plain data: node index,
+a counter, local variables), so it can be saved, compared and cloned. The machine in
+engine/game.py pops and pushes frames until it reaches a decision.
+
+Flow items (see docs/ruleset-format.md):
+    step_name                            run a named step
+    {step: name, with: {param: expr}}    run a named step with arguments
+    {do: "statements"}                   run an effect
+    {repeat: n, as: i, do: [...]}        loop n times
+    {for: x, in: list, do: [...]}        loop over a list
+    {while: cond, do: [...]}             loop while a condition holds
+    {if: cond, then: [...], else: [...]}
+    {choose: x, from: list, player: p, prompt: "...", secret: bool, optional: bool,
+     then: [...], else: [...]}           ask a player; `else` runs when there is no option
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from dsl.compiler import Compiler
+from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.yamlio import loc_of
+
+Fn = Callable[[Any], Any]
+
+
+@dataclass
+class Node:
+    kind: str  # seq effect step repeat for while if choose
+    loc: Loc = field(default_factory=Loc)
+    label: str = ""
+    children: list[int] = field(default_factory=list)  # seq
+    fn: Fn | None = None  # effect; condition; list; count
+    var: str = ""  # loop or choice variable
+    var_global: bool = False  # the loop variable is a declared global
+    body: int = -1  # repeat/for/while body, if-then, choose-then
+    other: int = -1  # if-else, choose-else
+    player: Fn | None = None  # choose
+    prompt: Fn | None = None
+    secret: bool = False
+    optional: bool = False
+    step: str = ""  # step call
+    args: dict[str, Fn] = field(default_factory=dict)
+    title: str = ""
+    params: tuple[str, ...] = ()
+
+
+class FlowCompiler:
+    """Turns the `flow` list and the `steps` section into a node table."""
+
+    def __init__(self, steps: dict, compiler: Compiler, globals_: set[str], diags: Diagnostics, file_of: Callable):
+        self.steps = steps
+        self.comp = compiler
+        self.globals = globals_
+        self.diags = diags
+        self.nodes: list[Node] = []
+        self.step_index: dict[str, int] = {}
+        self._file_of = file_of
+
+    def add(self, node: Node) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def compile_steps(self) -> None:
+        # Reserve an index per step first so steps may call each other in any order.
+        for name in self.steps:
+            self.step_index[name] = self.add(Node("step", label=name))
+        for name, spec in self.steps.items():
+            idx = self.step_index[name]
+            params = tuple(spec.get("params") or ())
+            node = self.nodes[idx]
+            node.params = params
+            node.title = str(spec.get("title", ""))
+            node.loc = loc_of(self.steps, name, key=True)
+            if "do" in spec and "flow" in spec:
+                self.diags.add("F001", f"step `{name}` has both `do` and `flow`; give one", node.loc)
+            if "flow" in spec:
+                node.body = self.items(spec["flow"], set(params), name, spec, "flow")
+            elif "do" in spec:
+                fn = self.comp.effect(spec["do"], loc_of(spec, "do"), set(params), what=f"step `{name}`")
+                node.body = self.add(Node("effect", loc_of(spec, "do"), name, fn=fn))
+            else:
+                self.diags.add("F001", f"step `{name}` needs `do` (statements) or `flow` (items)", node.loc)
+
+    def items(self, items: Any, scope: set[str], label: str, parent: Any, key: Any) -> int:
+        loc = loc_of(parent, key)
+        if not isinstance(items, list):
+            if isinstance(items, str) and key in ("then", "else", "do"):
+                items = [{"do": items}] if key != "do" else [{"do": items}]
+            else:
+                self.diags.add("F002", f"{label}: expected a list of flow items", loc)
+                return self.add(Node("seq", loc, label))
+        scope = set(scope)
+        children = [self.item(x, scope, label, items, i) for i, x in enumerate(items)]
+        if len(children) == 1:
+            return children[0]
+        return self.add(Node("seq", loc, label, children=children))
+
+    def item(self, x: Any, scope: set[str], label: str, parent: Any, key: Any) -> int:
+        loc = loc_of(parent, key)
+        if isinstance(x, str):
+            return self._call(x, {}, loc, scope)
+        if not isinstance(x, dict):
+            self.diags.add("F002", f"{label}: a flow item is a step name or a mapping", loc)
+            return self.add(Node("seq", loc, label))
+        lab = str(x.get("label", label))
+        c = self.comp
+        if "choose" in x:
+            var = str(x["choose"])
+            n = Node("choose", loc, lab, var=var, secret=bool(x.get("secret", False)),
+                     optional=bool(x.get("optional", False)))
+            n.fn = c.expression(x.get("from", "[]"), loc_of(x, "from"), scope, "list of options")
+            n.player = c.expression(x.get("player", "player"), loc_of(x, "player"), scope, "player")
+            prompt = x.get("prompt", f"choose {var}")
+            ploc = loc_of(x, "prompt")  # the prompt becomes a string expression: one quote to the left
+            ploc = Loc(ploc.file, ploc.line, max(1, ploc.col - 1)) if ploc.line else ploc
+            n.prompt = c.expression(_as_string_expr(prompt), ploc, scope, "prompt")
+            if "from" not in x:
+                self.diags.add("F003", f"choice `{var}` needs `from:` (the options)", loc)
+            inner = scope | {var}
+            n.body = self.items(x["then"], inner, lab, x, "then") if "then" in x else -1
+            n.other = self.items(x["else"], scope, lab, x, "else") if "else" in x else -1
+            return self.add(n)
+        if "repeat" in x:
+            var = str(x.get("as", ""))
+            n = Node("repeat", loc, lab, var=var, var_global=var in self.globals)
+            n.fn = c.expression(x["repeat"], loc_of(x, "repeat"), scope, "repeat count")
+            n.body = self.items(x.get("do", []), scope | ({var} if var and not n.var_global else set()),
+                                lab, x, "do")
+            return self.add(n)
+        if "for" in x:
+            var = str(x["for"])
+            n = Node("for", loc, lab, var=var, var_global=var in self.globals)
+            if "in" not in x:
+                self.diags.add("F003", f"`for: {var}` needs `in:` (the list)", loc)
+            n.fn = c.expression(x.get("in", "[]"), loc_of(x, "in"), scope, "list")
+            n.body = self.items(x.get("do", []), scope | ({var} if not n.var_global else set()), lab, x, "do")
+            return self.add(n)
+        if "while" in x:
+            n = Node("while", loc, lab)
+            n.fn = c.expression(x["while"], loc_of(x, "while"), scope, "condition")
+            n.body = self.items(x.get("do", []), scope, lab, x, "do")
+            return self.add(n)
+        if "if" in x:
+            n = Node("if", loc, lab)
+            n.fn = c.expression(x["if"], loc_of(x, "if"), scope, "condition")
+            n.body = self.items(x.get("then", []), scope, lab, x, "then")
+            n.other = self.items(x["else"], scope, lab, x, "else") if "else" in x else -1
+            return self.add(n)
+        if "step" in x:
+            args = x.get("with") or {}
+            return self._call(str(x["step"]), args, loc, scope, x)
+        if "do" in x:
+            if isinstance(x["do"], list):
+                return self.items(x["do"], scope, lab, x, "do")
+            fn = c.effect(x["do"], loc_of(x, "do"), scope, what=f"{lab} effect")
+            return self.add(Node("effect", loc_of(x, "do"), lab, fn=fn))
+        self.diags.add("F002", f"{label}: this flow item has none of step, do, repeat, for, while, if, choose", loc)
+        return self.add(Node("seq", loc, lab))
+
+    def _call(self, name: str, args: dict, loc: Loc, scope: set[str], parent: dict | None = None) -> int:
+        if name not in self.steps:
+            self.diags.add("F004", f"unknown step `{name}`", loc, hint=did_you_mean(name, self.steps))
+            return self.add(Node("seq", loc, name))
+        params = tuple(self.steps[name].get("params") or ())
+        missing = [p for p in params if p not in args]
+        extra = [a for a in args if a not in params]
+        if missing or extra:
+            self.diags.add("F005", f"step `{name}` takes {', '.join(params) or 'no arguments'}; "
+                           f"{'missing ' + ', '.join(missing) if missing else 'unknown ' + ', '.join(extra)}", loc)
+        compiled = {k: self.comp.expression(v, loc_of(args, k), scope, f"argument {k}") for k, v in args.items()}
+        return self.add(Node("call", loc, name, step=name, args=compiled))
+
+
+def _as_string_expr(text: Any) -> str:
+    """A prompt is text with {inserts}: turn it into a string expression."""
+    s = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    return f'"{s}"'

@@ -1,0 +1,288 @@
+"""Ruleset packages: finding them, reading their manifests and ordering a combo.
+
+A package is a folder with a `ruleset.yaml` manifest and data files. A COMBO is a base
+package and expansions joined by `+`, each a bundled id or a path to a folder.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.yamlio import load_yaml, loc_of
+
+MANIFEST = "ruleset.yaml"
+
+
+@dataclass
+class DataFile:
+    path: Path
+    display: str
+    when: dict[str, list]  # option or `players` -> allowed values
+    loc: Loc
+
+
+@dataclass
+class Package:
+    id: str
+    name: str
+    version: str
+    root: Path
+    manifest: dict
+    manifest_file: str
+    players: tuple[int, int]
+    options: dict[str, dict]  # name -> {values, default, description}
+    extends: str | None
+    requires: list[str]
+    conflicts: list[str]
+    after: list[str]
+    files: list[DataFile] = field(default_factory=list)
+
+    def loc(self, key: str) -> Loc:
+        return loc_of(self.manifest, key) if key in self.manifest else Loc(self.manifest_file, 1, 1)
+
+
+def bundled_root() -> Path:
+    return Path(str(resources.files("rulesets")))
+
+
+def bundled_ids() -> list[str]:
+    root = bundled_root()
+    return sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
+
+
+def _display(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("../../..") else str(path)
+
+
+def locate(ref: str, diags: Diagnostics) -> Path | None:
+    """The folder of a package given by bundled id or by path."""
+    p = Path(ref).expanduser()
+    looks_like_path = os.sep in ref or ref.startswith(".") or (os.altsep and os.altsep in ref)
+    if looks_like_path or (p.is_dir() and (p / MANIFEST).is_file()):
+        if p.is_file() and p.name == MANIFEST:
+            p = p.parent
+        if not p.is_dir():
+            diags.add("P001", f"no ruleset folder at `{ref}`", Loc(ref))
+            return None
+        if not (p / MANIFEST).is_file():
+            diags.add("P001", f"`{ref}` has no {MANIFEST} manifest", Loc(ref),
+                      hint="a ruleset package is a folder with a ruleset.yaml at its root")
+            return None
+        return p
+    root = bundled_root() / ref
+    if (root / MANIFEST).is_file():
+        return root
+    diags.add("P001", f"unknown ruleset `{ref}`", Loc(ref),
+              hint=did_you_mean(ref, bundled_ids()) or f"bundled rulesets: {', '.join(bundled_ids())}")
+    return None
+
+
+def read_package(folder: Path, diags: Diagnostics) -> Package | None:
+    """Read a manifest. Its shape is checked against schemas/manifest.schema.json elsewhere;
+    here we only take what we need, defensively."""
+    mpath = folder / MANIFEST
+    display = _display(mpath)
+    data = load_yaml(mpath, diags, display_name=display)
+    if not isinstance(data, dict):
+        if data is not None or not diags.errors:
+            diags.add("P002", "the manifest must be a mapping with at least id, name, version and players",
+                      Loc(display, 1, 1))
+        return None
+    from engine.schema import check_manifest  # local: schema module imports this one's types
+    if not check_manifest(data, display, diags):
+        return None
+    pid = str(data["id"])
+    players = data["players"]
+    pmin, pmax = (players, players) if isinstance(players, int) else (players["min"], players["max"])
+    options = {}
+    for name, spec in (data.get("options") or {}).items():
+        options[str(name)] = {"values": list(spec["values"]), "default": spec["default"],
+                              "description": spec.get("description", "")}
+    pkg = Package(pid, str(data["name"]), str(data["version"]), folder, data, display, (pmin, pmax), options,
+                  data.get("extends"), list(data.get("requires") or []), list(data.get("conflicts") or []),
+                  list(data.get("after") or []))
+    files = data.get("files")
+    if files is None:
+        names = sorted(p.name for p in folder.glob("*.yaml") if p.name != MANIFEST)
+        files = names
+    for i, entry in enumerate(files):
+        name, when = (entry, {}) if isinstance(entry, str) else (entry["file"], entry.get("when") or {})
+        fpath = folder / name
+        loc = loc_of(files, i)
+        if not fpath.is_file():
+            diags.add("P003", f"data file `{name}` listed in the manifest does not exist", loc)
+            continue
+        try:
+            inside = fpath.resolve().is_relative_to(folder.resolve())
+        except OSError:
+            inside = False
+        if not inside:
+            diags.add("P003", f"data file `{name}` is outside the package folder", loc)
+            continue
+        norm = {str(k): (list(v) if isinstance(v, list) else [v]) for k, v in when.items()}
+        for opt in norm:
+            if opt != "players" and opt not in options:
+                diags.add("P004", f"`when` names option `{opt}`, which this package does not declare", loc,
+                          hint=did_you_mean(opt, [*options, "players"]))
+        pkg.files.append(DataFile(fpath, _display(fpath), norm, loc))
+    return pkg
+
+
+@dataclass
+class Combo:
+    """A base package and its expansions, in load order, with the chosen options."""
+
+    packages: list[Package]
+    options: dict[str, Any]
+    players: int | None
+    source: str = ""  # the combo as it was named (ids or paths): logs and saves record it
+
+    @property
+    def base(self) -> Package:
+        return self.packages[0]
+
+    @property
+    def name(self) -> str:
+        return "+".join(p.id for p in self.packages)
+
+
+def parse_combo(text: str) -> list[str]:
+    return [part.strip() for part in text.split("+") if part.strip()]
+
+
+def resolve_combo(text: str | list[str], diags: Diagnostics, options: dict[str, Any] | None = None,
+                  players: int | None = None) -> Combo | None:
+    """Find every package of a combo, check extends/requires/conflicts, order them, and fix options."""
+    refs = parse_combo(text) if isinstance(text, str) else list(text)
+    if not refs:
+        diags.add("P005", "no ruleset named", Loc("<command line>"))
+        return None
+    pkgs: list[Package] = []
+    for ref in refs:
+        folder = locate(ref, diags)
+        if folder is None:
+            continue
+        pkg = read_package(folder, diags)
+        if pkg is not None:
+            pkgs.append(pkg)
+    if len(pkgs) != len(refs):
+        return None
+    by_id: dict[str, Package] = {}
+    for p in pkgs:
+        if p.id in by_id:
+            diags.add("P006", f"ruleset `{p.id}` is named twice in the combo", p.loc("id"))
+            return None
+        by_id[p.id] = p
+    bases = [p for p in pkgs if not p.extends]
+    if len(bases) != 1:
+        if not bases:
+            diags.add("P007", "the combo has no base ruleset (every package `extends` another)",
+                      pkgs[0].loc("extends"), hint="name the base first, e.g. `shogun+chambers`")
+        else:
+            diags.add("P007", f"the combo has {len(bases)} base rulesets ({', '.join(b.id for b in bases)}); "
+                      "only one may stand without `extends`", bases[1].loc("id"))
+        return None
+    ok = True
+    for p in pkgs:
+        if p.extends and p.extends not in by_id:
+            diags.add("P008", f"`{p.id}` extends `{p.extends}`, which is not in the combo", p.loc("extends"),
+                      hint=f"add it: `{p.extends}+...+{p.id}`")
+            ok = False
+        for r in p.requires:
+            if r not in by_id:
+                diags.add("P009", f"`{p.id}` requires `{r}`, which is not in the combo", p.loc("requires"))
+                ok = False
+        for x in p.conflicts:
+            if x in by_id:
+                diags.add("P010", f"`{p.id}` cannot be combined with `{x}`", p.loc("conflicts"))
+                ok = False
+    if not ok:
+        return None
+    order = _load_order(pkgs, by_id, diags)
+    if order is None:
+        return None
+    base = order[0]
+    if players is not None:
+        lo, hi = base.players
+        for p in order[1:]:  # an expansion may narrow the player count
+            lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+        if not lo <= players <= hi:
+            diags.add("P011", f"{'+'.join(x.id for x in order)} is for {lo}-{hi} players, not {players}",
+                      base.loc("players"))
+            return None
+    chosen = _choose_options(order, options or {}, diags)
+    if chosen is None:
+        return None
+    return Combo(order, chosen, players, "+".join(refs))
+
+
+def _before(p: Package) -> set[str]:
+    """Packages that must load before `p`."""
+    return {x for x in [p.extends, *p.requires, *p.after] if x}
+
+
+def _load_order(pkgs: list[Package], by_id: dict[str, Package], diags: Diagnostics) -> list[Package] | None:
+    """Topological order; ties broken by id so the order never depends on how the combo was typed."""
+    placed: list[Package] = []
+    done: set[str] = set()
+    pending = sorted(pkgs, key=lambda p: p.id)
+    while pending:
+        ready = [p for p in pending if (_before(p) & by_id.keys()) <= done]
+        if not ready:
+            cyc = ", ".join(p.id for p in pending)
+            diags.add("P012", f"these rulesets depend on each other in a cycle: {cyc}", pending[0].loc("extends"))
+            return None
+        nxt = ready[0]
+        placed.append(nxt)
+        done.add(nxt.id)
+        pending.remove(nxt)
+    return placed
+
+
+def ordered_before(a: str, b: str, by_id: dict[str, Package]) -> bool:
+    """True if package `a` must load before `b` (through extends/requires/after chains)."""
+    seen: set[str] = set()
+    stack = [b]
+    while stack:
+        cur = stack.pop()
+        for prev in _before(by_id[cur]) if cur in by_id else ():
+            if prev == a:
+                return True
+            if prev not in seen:
+                seen.add(prev)
+                stack.append(prev)
+    return False
+
+
+def _choose_options(order: list[Package], given: dict[str, Any], diags: Diagnostics) -> dict[str, Any] | None:
+    declared: dict[str, dict] = {}
+    for p in order:
+        declared.update(p.options)
+    chosen = {k: v["default"] for k, v in declared.items()}
+    ok = True
+    for k, v in given.items():
+        if k not in declared:
+            diags.add("P013", f"unknown option `{k}`", Loc("<command line>"),
+                      hint=did_you_mean(k, declared) or f"options: {', '.join(declared) or 'none'}")
+            ok = False
+            continue
+        allowed = declared[k]["values"]
+        match = next((a for a in allowed if str(a) == str(v)), _NO)
+        if match is _NO:
+            diags.add("P013", f"option `{k}` cannot be `{v}`", Loc("<command line>"),
+                      hint=f"allowed: {', '.join(map(str, allowed))}")
+            ok = False
+            continue
+        chosen[k] = match
+    return chosen if ok else None
+
+
+_NO = object()

@@ -1,0 +1,151 @@
+"""`daimyo play`: run a game with bots and/or people at the terminal, printing its account."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from dsl.runtime import Ctx, RuleError
+from engine.agents import AGENTS, make_agent
+from engine.diagnostics import Diagnostics
+from engine.game import Game, canonical
+from engine.model import Model, build
+
+DEFAULT_COMBO = "shogun"
+
+
+class LogWriter:
+    """Appends log entries to a JSON-lines file as they happen, so a crash loses nothing
+    already played."""
+
+    def __init__(self, path: str | None, echo: bool, names: dict[str, str], out: TextIO):
+        self.fh = open(path, "w", encoding="utf-8") if path else None
+        self.echo = echo
+        self.names = names
+        self.out = out
+
+    def __call__(self, entry: dict) -> None:
+        if self.fh:
+            self.fh.write(canonical(entry) + "\n")
+        if not self.echo:
+            return
+        t = entry["t"]
+        if t == "say":
+            print(f"  {entry['text']}", file=self.out)
+        elif t == "step":
+            print(f"\n== {entry['title']}", file=self.out)
+
+    def close(self) -> None:
+        if self.fh:
+            self.fh.close()
+
+
+def play(args: argparse.Namespace) -> int:
+    from engine.cli import parse_options, report, write_atomic
+    diags = Diagnostics()
+    save = None
+    if args.load:
+        try:
+            with open(args.load, encoding="utf-8") as fh:
+                save = json.load(fh)
+            combo, options, players = save["ruleset"], save["options"], int(save["players"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"daimyo: cannot load `{args.load}`: {e}", file=sys.stderr)
+            return 1
+    else:
+        combo = args.combo or DEFAULT_COMBO
+        options = parse_options(args.option)
+        players = args.players
+    model = build(combo, options, players, diags)
+    if model is None and players is None and not diags.errors:
+        return 1
+    if players is None and model is not None:
+        players = model.combo.base.players[0]
+        model = build(combo, options, players, diags)
+    if model is None:
+        report(diags)
+        return 1
+    seats = _seats(args.seats, args.bots, players)
+    if isinstance(seats, str):
+        print(f"daimyo: error: {seats}", file=sys.stderr)
+        return 2
+    names = _names(model, players)
+    out = sys.stdout
+    writer = LogWriter(args.log, not args.quiet, names, out)
+    try:
+        if save is not None:
+            game = Game.from_save(model, save)
+            game.on_log = writer
+        else:
+            if not args.quiet:
+                print(f"{model.name} ({_opts(model)}), {players} players, seed {args.seed}", file=out)
+            game = Game.new(model, players, args.seed, on_log=writer)
+        agents = {f"P{i + 1}": (None if kind == "human" else make_agent(kind, args.seed * 1000 + i))
+                  for i, kind in enumerate(seats)}
+        while not game.over:
+            d = game.decision
+            agent = agents[d.player]
+            if agent is None:
+                from engine.human import ask
+                choice = ask(game, d, names, args.save)
+                if choice is None:  # saved and quit
+                    return 0
+                game.apply(d.options[choice])
+            else:
+                game.apply(d.options[agent.choose(game, d)])
+    except RuleError as e:
+        print(f"daimyo: the rules failed during play:\n{e}", file=sys.stderr)
+        return 1
+    finally:
+        writer.close()
+    if args.save:
+        write_atomic(args.save, json.dumps(game.save()))
+    print_table(game, names, out)
+    return 0
+
+
+def _seats(spec: str | None, bots: str, players: int) -> list[str] | str:
+    if bots not in AGENTS:
+        return f"unknown bot `{bots}`; choose from {', '.join(AGENTS)}"
+    kinds = [s.strip() for s in spec.split(",")] if spec else []
+    for k in kinds:
+        if k != "human" and k not in AGENTS:
+            return f"unknown seat `{k}`; choose from human, {', '.join(AGENTS)}"
+    if len(kinds) > players:
+        return f"--seats names {len(kinds)} seats for {players} players"
+    return kinds + [bots] * (players - len(kinds))
+
+
+def _names(model: Model, players: int) -> dict[str, str]:
+    names = model.player_names
+    return {f"P{i + 1}": (f"P{i + 1} ({names[i]})" if i < len(names) else f"P{i + 1}") for i in range(players)}
+
+
+def _opts(model: Model) -> str:
+    return ", ".join(f"{k}={v}" for k, v in model.combo.options.items()) or "no options"
+
+
+def print_table(game: Game, names: dict[str, str], out: TextIO) -> None:
+    res = game.result or {}
+    scores = res.get("scores", {})
+    ties = res.get("tiebreaks", {})
+    print("\nFinal table", file=out)
+    for rank, p in enumerate(res.get("ranking", []), 1):
+        extra = f"  (tie-break {', '.join(map(str, ties[p]))})" if ties.get(p) else ""
+        status = _status(game, p)
+        print(f"  {rank}. {names.get(p, p):<16} {scores.get(p)}{extra}{'  ' + status if status else ''}", file=out)
+    winners = res.get("winners", [])
+    label = "Winner" if len(winners) == 1 else "Winners (tied)"
+    print(f"{label}: {', '.join(names.get(w, w) for w in winners)}", file=out)
+
+
+def _status(game: Game, player: str) -> str:
+    fn = game.model.status
+    if fn is None:
+        return ""
+    try:
+        v: Any = fn(Ctx(game.state, game.model, game, {"player": player}))
+    except RuleError:
+        return ""
+    return str(v)

@@ -1,0 +1,237 @@
+"""Rule scenarios: set up a position, script the moves and the chance, check expectations.
+
+A scenario file (YAML, see docs/scenarios.md) names a ruleset, players, options and a
+seed; optionally a step to start at instead of the whole game; a `setup` effect applied
+to the fresh state; forced chance outcomes; scripted moves; and `expect` conditions in
+the rules language. Failures point at the scenario file's line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsl.compiler import Compiler, Symbols
+from dsl.runtime import Ctx, RuleError
+from engine.diagnostics import Diagnostics, Loc, RulesetError
+from engine.game import Game, IllegalMove
+from engine.model import Model, build
+from engine.yamlio import load_yaml, loc_of
+
+_MODEL_CACHE: dict[tuple, Model] = {}
+SCENARIO_KEYS = {"scenario", "notes", "ruleset", "players", "options", "seed", "start", "setup", "forced",
+                 "moves", "expect", "expect_log", "expect_error", "continue"}
+
+
+@dataclass
+class Outcome:
+    file: str
+    title: str
+    failures: list[tuple[Loc, str]] = field(default_factory=list)
+    account: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def model_for(ruleset: str, options: dict, players: int, diags: Diagnostics) -> Model | None:
+    key = (ruleset, tuple(sorted((k, str(v)) for k, v in options.items())), players)
+    if key not in _MODEL_CACHE:
+        m = build(ruleset, options, players, diags)
+        if m is None:
+            return None
+        _MODEL_CACHE[key] = m
+    return _MODEL_CACHE[key]
+
+
+def run_file(path: str | Path) -> list[Outcome]:
+    """Run one scenario file (a mapping, or a list of scenario mappings)."""
+    diags = Diagnostics()
+    display = str(path)
+    data = load_yaml(path, diags, display_name=display)
+    if diags.errors or data is None:
+        out = Outcome(display, Path(path).stem)
+        for d in diags.errors or [None]:
+            out.failures.append((d.loc if d else Loc(display), d.message if d else "empty scenario file"))
+        return [out]
+    items = data if isinstance(data, list) else [data]
+    return [run_one(item, display, loc_of(data, i) if isinstance(data, list) else Loc(display, 1, 1))
+            for i, item in enumerate(items)]
+
+
+def run_one(sc: Any, file: str, where: Loc) -> Outcome:
+    title = str(sc.get("scenario", Path(file).stem)) if isinstance(sc, dict) else Path(file).stem
+    out = Outcome(file, title)
+
+    def fail(loc: Loc, msg: str) -> Outcome:
+        out.failures.append((loc if loc.line else where, msg))
+        return out
+    if not isinstance(sc, dict):
+        return fail(where, "a scenario is a mapping (scenario, ruleset, players, moves, expect ...)")
+    unknown = [k for k in sc if k not in SCENARIO_KEYS]
+    if unknown:
+        return fail(loc_of(sc, unknown[0], key=True), f"unknown scenario key `{unknown[0]}`; "
+                    f"known: {', '.join(sorted(SCENARIO_KEYS))}")
+    if "ruleset" not in sc or "players" not in sc:
+        return fail(where, "a scenario needs `ruleset:` and `players:`")
+    players = sc["players"]
+    if not isinstance(players, int) or isinstance(players, bool):
+        return fail(loc_of(sc, "players"), "`players:` must be a whole number")
+    diags = Diagnostics()
+    model = model_for(str(sc["ruleset"]), dict(sc.get("options") or {}), players, diags)
+    if model is None:
+        for d in diags.errors:
+            fail(d.loc, d.message)
+        return out
+    comp_diags = Diagnostics()
+    symbols = _scenario_symbols(model, players)
+    comp = Compiler(symbols, comp_diags)
+    game = _fresh_game(model, players, int(sc.get("seed", 0)), sc, comp, fail)
+    if game is None:
+        return out
+    game.forced = [dict(f) for f in (sc.get("forced") or [])]
+    account_start = len(game.log)
+    expect_error = sc.get("expect_error")
+    try:
+        game.run()
+        for i, move in enumerate(sc.get("moves") or []):
+            mloc = loc_of(sc["moves"], i)
+            d = game.decision
+            if d is None:
+                return fail(mloc, f"move {i + 1}: no decision is pending (the game is {'over' if game.over else 'running'})")
+            if isinstance(move, dict) and "choose" in move:
+                if "player" in move and move["player"] != d.player:
+                    return fail(mloc, f"move {i + 1}: expected {move['player']} to choose, but {d.player} is "
+                                f"choosing at `{d.step}` ({d.prompt})")
+                if "step" in move and move["step"] != d.step:
+                    return fail(mloc, f"move {i + 1}: expected step `{move['step']}`, but the decision is at `{d.step}`")
+                choice = move["choose"]
+            else:
+                choice = move
+            try:
+                game.apply(_plain(choice))
+            except IllegalMove as e:
+                return fail(mloc, f"move {i + 1}: {e}")
+    except RuleError as e:
+        if expect_error and str(expect_error) in e.message:
+            return out
+        return fail(e.loc if e.loc.line else where, f"rule error: {e.message}")
+    if expect_error:
+        return fail(loc_of(sc, "expect_error"), f"expected an error containing `{expect_error}`; none happened")
+    if game.forced:
+        fail(loc_of(sc, "forced"), f"{len(game.forced)} forced chance outcome(s) were never used "
+             f"(next: {game.forced[0]})")
+    out.account = [e["text"] for e in game.log[account_start:] if e["t"] == "say"]
+    _check_expectations(sc, game, comp, comp_diags, fail)
+    return out
+
+
+def _scenario_symbols(model: Model, players: int) -> Symbols:
+    base = model.symbols
+    sym = Symbols(**{k: (dict(v) if isinstance(v, dict) else set(v) if isinstance(v, set) else v)
+                     for k, v in base.__dict__.items()})
+    for i in range(players):
+        sym.constants[f"P{i + 1}"] = f"P{i + 1}"
+    return sym
+
+
+def _fresh_game(model: Model, players: int, seed: int, sc: dict, comp: Compiler, fail: Any) -> Game | None:
+    start = sc.get("start")
+    game = Game.new(model, players, seed, log=True, defer=True)  # setup first, then run
+    if start is not None:
+        if isinstance(start, str):
+            start = {"step": start}
+        step = start.get("step")
+        if step not in model.steps:
+            fail(loc_of(sc, "start"), f"start: unknown step `{step}`")
+            return None
+        args = {}
+        for k, src in (start.get("with") or {}).items():
+            fn = comp.expression(src, loc_of(start["with"], k), (), "argument")
+            if fn is None:
+                _report(comp, fail)
+                return None
+            args[k] = fn(Ctx(game.state, model, game))
+        game.state["flow"] = [{"n": model.steps[step], "i": 0, "v": args}]
+    if "setup" in sc:
+        fn = comp.effect(sc["setup"], loc_of(sc, "setup"), (), "setup")
+        if fn is None:
+            _report(comp, fail)
+            return None
+        try:
+            fn(Ctx(game.state, model, game))
+        except RuleError as e:
+            fail(e.loc, f"setup: {e.message}")
+            return None
+    return game
+
+
+def _report(comp: Compiler, fail: Any) -> None:
+    for d in comp.diags.errors:
+        fail(d.loc, f"{d.message}{' (' + d.hint + ')' if d.hint else ''}")
+    comp.diags.items.clear()
+
+
+def _check_expectations(sc: dict, game: Game, comp: Compiler, diags: Diagnostics, fail: Any) -> None:
+    expects = sc.get("expect") or []
+    if isinstance(expects, dict):
+        expects = [{k: v} for k, v in expects.items()]
+    for i, item in enumerate(expects):
+        loc = loc_of(sc["expect"], i) if isinstance(sc["expect"], list) else loc_of(sc["expect"], next(iter(item)), key=True)
+        if isinstance(item, dict):
+            for expr, want in item.items():
+                iloc = loc_of(item, expr, key=True) if loc_of(item, expr, key=True).line else loc
+                fn = comp.expression(str(expr), iloc, (), "expectation")
+                if fn is None:
+                    _report(comp, fail)
+                    continue
+                try:
+                    got = fn(Ctx(game.state, game.model, game))
+                except RuleError as e:
+                    fail(iloc, f"cannot evaluate `{expr}`: {e.message}")
+                    continue
+                if got != _plain(want):
+                    fail(iloc, f"expected `{expr}` to be {want!r}, but it is {got!r}")
+        else:
+            fn = comp.expression(str(item), loc, (), "expectation")
+            if fn is None:
+                _report(comp, fail)
+                continue
+            try:
+                ok = fn(Ctx(game.state, game.model, game))
+            except RuleError as e:
+                fail(loc, f"cannot evaluate `{item}`: {e.message}")
+                continue
+            if not ok:
+                fail(loc, f"expected `{item}` to hold; it does not")
+    texts = [e["text"] for e in game.log if e["t"] == "say"]
+    for i, want in enumerate(sc.get("expect_log") or []):
+        if not any(str(want) in t for t in texts):
+            fail(loc_of(sc["expect_log"], i), f"the account has no line containing `{want}`")
+
+
+def _plain(x: Any) -> Any:
+    """YAML containers as plain lists and dicts (options compare by value)."""
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def run_paths(paths: list[str]) -> list[Outcome]:
+    files: list[Path] = []
+    for p in paths:
+        pp = Path(p)
+        if pp.is_dir():
+            files.extend(sorted(pp.rglob("*.yaml")))
+        else:
+            files.append(pp)
+    outcomes: list[Outcome] = []
+    for f in files:
+        try:
+            outcomes.extend(run_file(f))
+        except RulesetError as e:  # pragma: no cover - build() reports instead of raising
+            outcomes.append(Outcome(str(f), f.stem, [(Loc(str(f)), str(e))]))
+    return outcomes
