@@ -209,6 +209,7 @@ class _Node:
     loc: Loc     # where the content starts
     start: Loc   # where the node is written, including any &anchor / !tag
     tag: str
+    text: str = ""  # the scalar as written (keys like `on:` need it)
 
 
 @dataclass(slots=True)
@@ -292,7 +293,7 @@ class _Builder:
                 self.bad_value(ev.value, tag, start, explicit=ev.tag not in (None, "!"))
         elif tag not in _TEXT_TAGS:
             self.bad_tag(tag, start)
-        node = _Node(value, 1, 0, self.content_loc(ev, start), start, tag)
+        node = _Node(value, 1, 0, self.content_loc(ev, start), start, tag, ev.value)
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         self.emit(node)
@@ -359,6 +360,9 @@ class _Builder:
 
     def put(self, mapping: LocDict, key: _Node, value: _Node) -> None:
         k = key.value
+        if type(k) is bool and key.tag == _T + "bool":
+            # YAML 1.1 reads plain `on`, `off`, `yes`, `no` as booleans; as keys they are names.
+            k = key.text
         if key.tag == _MERGE:
             self.diags.add("Y007", "merge keys (`<<`) are not supported", key.start,
                            hint="repeat the keys you need instead of merging an anchor")
