@@ -43,7 +43,7 @@ class Ctx:
     `hooks` is the engine object that performs chance, logging and scheduling.
     """
 
-    __slots__ = ("state", "g", "ent", "model", "vars", "steps", "budget", "depth", "hooks")
+    __slots__ = ("budget", "depth", "ent", "g", "hooks", "model", "state", "steps", "vars")
 
     def __init__(self, state: dict, model: Any, hooks: Any, vars: dict | None = None,
                  budget: int = 1_000_000):

@@ -12,9 +12,18 @@ The Python API in brief (see docs/api.md):
 """
 __version__ = "0.1.0"
 
-from engine.diagnostics import Diagnostic, Diagnostics, RulesetError  # noqa: E402
-from engine.game import Decision, Game, IllegalMove  # noqa: E402
-from engine.model import Model, load  # noqa: E402
+from engine.diagnostics import Diagnostic, Diagnostics, RulesetError
+from engine.game import Decision, Game, IllegalMove
+from engine.model import Model, load
 
-__all__ = ["Decision", "Diagnostic", "Diagnostics", "Game", "IllegalMove", "Model", "RulesetError", "load",
-           "__version__"]
+__all__ = [
+           "Decision",
+           "Diagnostic",
+           "Diagnostics",
+           "Game",
+           "IllegalMove",
+           "Model",
+           "RulesetError",
+           "__version__",
+           "load",
+]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from engine import __version__
 from engine.diagnostics import Diagnostics, Loc
@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seats", default=None, help="comma-separated seat kinds: human,random,heuristic,search")
     pl.add_argument("--bots", default="random", help="kind of bot for seats not given by --seats (default random)")
     pl.add_argument("--log", metavar="FILE", help="write the JSON-lines log of the game here")
+    pl.add_argument("--log-for", metavar="PLAYER=FILE", help="also write PLAYER's copy of the log: other "
+                    "players' secret choices and hidden orders removed (e.g. P2=p2.jsonl)")
     pl.add_argument("--save", metavar="FILE", help="save the game here at the end (and when a human saves)")
     pl.add_argument("--load", metavar="FILE", help="continue a saved game")
     pl.add_argument("--quiet", action="store_true", help="print only the final table")

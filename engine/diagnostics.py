@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Iterator
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Loc:
             return self.file or "<unknown>"
         return f"{self.file}:{self.line}:{self.col}"
 
-    def shifted(self, line_offset: int, col: int) -> "Loc":
+    def shifted(self, line_offset: int, col: int) -> Loc:
         """The location `line_offset` lines below this one, at column `col`."""
         return Loc(self.file, self.line + line_offset, col)
 

@@ -370,6 +370,11 @@ class Game:
         if self.on_log is not None:
             self.on_log(entry)
 
+    def player_log(self, player: str) -> list[dict]:
+        """The log as `player` may see it: other players' secret choices, shuffled orders and
+        state hashes (which would let a player test guesses about hidden values) removed."""
+        return player_log(self.log, player)
+
     def state_hash(self) -> str:
         return hashlib.sha256(canonical(self.state).encode()).hexdigest()[:16]
 
@@ -430,6 +435,19 @@ def view(model: Model, state: dict, player: str | None) -> dict:
             else:
                 shown[f] = _hide(v)
         out["ent"][eid] = shown
+    return out
+
+
+def player_log(log: list[dict], player: str) -> list[dict]:
+    out = []
+    for e in log:
+        e = dict(e)
+        e.pop("state", None)
+        if e["t"] == "decision" and e.get("secret") and e["player"] != player:
+            e["choice"] = "?"
+        elif e["t"] == "chance" and e["kind"] == "shuffle":
+            e["value"] = _hide(e["value"])
+        out.append(e)
     return out
 
 

@@ -20,7 +20,7 @@ class LogWriter:
     already played."""
 
     def __init__(self, path: str | None, echo: bool, names: dict[str, str], out: TextIO):
-        self.fh = open(path, "w", encoding="utf-8") if path else None
+        self.fh = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115 - closed by close()
         self.echo = echo
         self.names = names
         self.out = out
@@ -101,6 +101,9 @@ def play(args: argparse.Namespace) -> int:
         writer.close()
     if args.save:
         write_atomic(args.save, json.dumps(game.save()))
+    if args.log_for:
+        who, _, path = args.log_for.partition("=")
+        write_atomic(path, "".join(canonical(e) + "\n" for e in game.player_log(who)))
     print_table(game, names, out)
     return 0
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import json
 
+from dsl.runtime import RuleError
 from engine.diagnostics import Diagnostics
 from engine.game import Game, IllegalMove, canonical
 from engine.model import build
-from dsl.runtime import RuleError
 
 
 class _Mismatch(Exception):

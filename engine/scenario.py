@@ -99,13 +99,15 @@ def run_one(sc: Any, file: str, where: Loc) -> Outcome:
             mloc = loc_of(sc["moves"], i)
             d = game.decision
             if d is None:
-                return fail(mloc, f"move {i + 1}: no decision is pending (the game is {'over' if game.over else 'running'})")
+                state = "over" if game.over else "running"
+                return fail(mloc, f"move {i + 1}: no decision is pending (the game is {state})")
             if isinstance(move, dict) and "choose" in move:
                 if "player" in move and move["player"] != d.player:
                     return fail(mloc, f"move {i + 1}: expected {move['player']} to choose, but {d.player} is "
                                 f"choosing at `{d.step}` ({d.prompt})")
                 if "step" in move and move["step"] != d.step:
-                    return fail(mloc, f"move {i + 1}: expected step `{move['step']}`, but the decision is at `{d.step}`")
+                    return fail(mloc, f"move {i + 1}: expected step `{move['step']}`, "
+                                f"but the decision is at `{d.step}`")
                 choice = move["choose"]
             else:
                 choice = move
@@ -178,7 +180,10 @@ def _check_expectations(sc: dict, game: Game, comp: Compiler, diags: Diagnostics
     if isinstance(expects, dict):
         expects = [{k: v} for k, v in expects.items()]
     for i, item in enumerate(expects):
-        loc = loc_of(sc["expect"], i) if isinstance(sc["expect"], list) else loc_of(sc["expect"], next(iter(item)), key=True)
+        if isinstance(sc["expect"], list):
+            loc = loc_of(sc["expect"], i)
+        else:
+            loc = loc_of(sc["expect"], next(iter(item)), key=True)
         if isinstance(item, dict):
             for expr, want in item.items():
                 iloc = loc_of(item, expr, key=True) if loc_of(item, expr, key=True).line else loc

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 
-def register_cli(sub: "argparse._SubParsersAction") -> None:
+def register_cli(sub: argparse._SubParsersAction) -> None:
     """Add the tools' subcommands to the `daimyo` parser."""
     for module_name in TOOL_MODULES:
         module = __import__(f"tools.{module_name}", fromlist=["add_parser"])

@@ -46,7 +46,8 @@ def cold_validate_seconds() -> float:
     """Validate all bundled rulesets in a fresh interpreter and time it."""
     code = ("import time; t=time.perf_counter(); from engine.validate import validate_targets; "
             "from engine.package import bundled_root; import pathlib; "
-            "d,_=validate_targets([str(p.parent) for p in sorted(pathlib.Path(bundled_root()).glob('*/ruleset.yaml'))]); "
+            "ps=sorted(pathlib.Path(bundled_root()).glob('*/ruleset.yaml')); "
+            "d,_=validate_targets([str(p.parent) for p in ps]); "
             "print(time.perf_counter()-t, len(d.errors))")
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
