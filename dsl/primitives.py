@@ -282,6 +282,12 @@ def str_(c: Ctx, x: Any) -> str:
 
 
 @primitive()
+def join(c: Ctx, xs: Any, sep: Any = ", ") -> str:
+    """The items as one text, separated by `sep` (default ", "): `join(names)` is "Aki, Bingo"."""
+    return str(sep).join(x if isinstance(x, str) else describe(x).strip("`") for x in _seq(xs, "join()"))
+
+
+@primitive()
 def int_(c: Ctx, x: Any) -> int:
     """The value as a whole number (rounded down)."""
     try:

@@ -73,4 +73,10 @@ def copy_value(v: Any) -> Any:
         return [copy_value(x) for x in v]
     if t is dict:
         return {k: copy_value(x) for k, x in v.items()}
+    # Values loaded from YAML (initial values, constants) are list/dict subclasses that carry
+    # source locations: copy them too, as plain data, or every entity would share one list.
+    if isinstance(v, list):
+        return [copy_value(x) for x in v]
+    if isinstance(v, dict):
+        return {k: copy_value(x) for k, x in v.items()}
     return v

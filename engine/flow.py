@@ -45,6 +45,7 @@ class Node:
     step: str = ""  # step call
     args: dict[str, Fn] = field(default_factory=dict)
     title: str = ""
+    title_fn: Fn | None = None  # a title with {inserts}, evaluated when the step starts
     params: tuple[str, ...] = ()
 
 
@@ -74,6 +75,11 @@ class FlowCompiler:
             node = self.nodes[idx]
             node.params = params
             node.title = str(spec.get("title", ""))
+            if "{" in node.title:
+                tloc = loc_of(spec, "title")
+                tloc = Loc(tloc.file, tloc.line, max(1, tloc.col - 1)) if tloc.line else tloc
+                node.title_fn = self.comp.expression(_as_string_expr(node.title), tloc, set(params),
+                                                     f"title of step `{name}`")
             node.loc = loc_of(self.steps, name, key=True)
             if "do" in spec and "flow" in spec:
                 self.diags.add("F001", f"step `{name}` has both `do` and `flow`; give one", node.loc)

@@ -85,6 +85,11 @@ class Game:
         self._rng = Rng(state)
         self._sched: list[tuple[str, dict]] = []
 
+    @property
+    def silent(self) -> bool:
+        """No log and no listener: rules may skip building account text."""
+        return not self.logging and self.on_log is None
+
     # ---- creating ----
 
     @classmethod
@@ -193,7 +198,8 @@ class Game:
                     frame["i"] = 1
                     self.counts[node.label] = self.counts.get(node.label, 0) + 1
                     if node.title:
-                        self._emit_log({"t": "step", "step": node.label, "title": node.title})
+                        title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
+                        self._emit_log({"t": "step", "step": node.label, "title": title})
                     if node.body >= 0:
                         self._push(node.body, frame["v"])
                 else:

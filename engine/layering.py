@@ -9,18 +9,21 @@ touch the same entry with no order between them is an error naming both.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
 from engine.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.package import Combo, Package, ordered_before
-from engine.schema import check_datafile
-from engine.yamlio import load_yaml, loc_of
+from engine.schema import check_datafile, check_data
+from engine.yamlio import LocDict, LocList, load_yaml, loc_of
 
 # Sections whose entries are keyed by stable ids; anything else in a data file is rejected
 # by the schema before we get here.
 KEYED_SECTIONS = ("globals", "constants", "kinds", "board", "functions", "procedures", "events",
-                  "triggers", "modifiers", "steps", "result", "hints", "display")
+                  "triggers", "modifiers", "steps", "result", "hints", "display", "checks")
 LIST_SECTIONS = ("flow", "modifier_layers")
 # How deep entries are tracked for provenance and conflicts: `kinds.player.state.chests` is 4.
 ENTRY_DEPTH = {"kinds": 3, "board": 2, "modifiers": 3}
@@ -34,26 +37,47 @@ class Resolved:
     provenance: dict[str, tuple[str, Loc]] = field(default_factory=dict)  # path -> (package id, loc)
     touched: dict[str, list[tuple[str, Loc]]] = field(default_factory=dict)  # path -> packages changing it
     notes: list[tuple[str, str]] = field(default_factory=list)  # (package id, text)
+    # Flow lists that patches inserted into, each with a parallel list naming, per item, the
+    # package that inserted it (None: the item was written in the list's own file).
+    flow_origins: list[tuple[list, list[tuple[str, Loc] | None]]] = field(default_factory=list)
+    patched_sections: set[str] = field(default_factory=set)  # sections changed by replace/merge/remove
 
     def where(self, path: str) -> str:
         got = self.provenance.get(path)
         return f"{got[0]} ({got[1]})" if got else "?"
 
+    def origin(self, path: str) -> tuple[str, Loc] | None:
+        """Who set the entry at `path`, or the nearest enclosing entry that has a record."""
+        while path:
+            got = self.provenance.get(path)
+            if got is not None:
+                return got
+            path = path[:max(path.rfind("."), path.rfind("["), 0)]
+        return None
+
+    def inserted_by(self, lst: list, index: int) -> tuple[str, Loc] | None:
+        """(package, patch location) if item `index` of the flow list `lst` was inserted by a patch."""
+        for known, origins in self.flow_origins:
+            if known is lst:
+                return origins[index] if 0 <= index < len(origins) else None
+        return None
+
 
 def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
-    res = Resolved({s: {} for s in KEYED_SECTIONS} | {s: [] for s in LIST_SECTIONS})
+    res = Resolved(_empty_data())
     by_id = {p.id: p for p in combo.packages}
     for pkg in combo.packages:
         is_base = pkg is combo.base
         for df in pkg.files:
             if not _included(df.when, combo):
                 continue
-            data = load_yaml(df.path, diags, display_name=df.display)
+            data = _read_datafile(df.path, df.display, diags)
             if data is None:
                 continue
-            if not check_datafile(data, df.display, diags):
-                continue
             for section, body in data.items():
+                if section not in res.data.key_locs:  # where each section is first written
+                    res.data.key_locs[section] = loc_of(data, section, key=True)
+                    res.data.value_locs[section] = loc_of(data, section)
                 if section == "notes":
                     res.notes.append((pkg.id, str(body)))
                 elif section == "patches":
@@ -65,16 +89,123 @@ def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
                             _apply_patch(res, pkg, patch, loc_of(body, i), diags, by_id)
                 elif section in LIST_SECTIONS:
                     _merge_list_section(res, pkg, section, body, loc_of(data, section, key=True), diags)
-                else:
+                elif isinstance(body, dict):
                     _add_entries(res, pkg, section, body, diags)
+    # A patch may have removed a whole section: later stages expect every section.
+    for s in KEYED_SECTIONS:
+        if not isinstance(res.data.get(s), dict):
+            res.data[s] = LocDict()
+    for s in LIST_SECTIONS:
+        if not isinstance(res.data.get(s), list):
+            res.data[s] = LocList()
+    if res.patched_sections:
+        check_resolved(res, diags)
     return res
+
+
+def _empty_data() -> LocDict:
+    """The resolved data before any file: every section, empty. The containers are located
+    mappings and lists, so that `loc_of(data["steps"], name)` finds where an entry is written
+    whichever file or package it came from."""
+    data = LocDict()
+    for s in KEYED_SECTIONS:
+        data[s] = LocDict()
+    for s in LIST_SECTIONS:
+        data[s] = LocList()
+    return data
+
+
+def _set_loc(container: Any, key: Any, key_loc: Loc, value_loc: Loc) -> None:
+    if isinstance(container, LocDict):
+        container.key_locs[key] = key_loc
+        container.value_locs[key] = value_loc
+
+
+def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
+    """A data file, read and checked against the schema; None when it cannot be used.
+
+    Inside `reading_cache()` each file is read once; later readers get a copy (layering
+    changes the containers it merges into) and the same diagnostics again.
+    """
+    cache = _CACHE.get()
+    key = None
+    if cache is not None:
+        try:
+            st = path.stat()
+            key = (str(path), display, st.st_mtime_ns, st.st_size, st.st_ino)
+        except (OSError, ValueError):
+            key = None
+        if key is not None and key in cache:
+            data, found = cache[key]
+            diags.extend(found)
+            return _clone(data) if data is not None else None
+    local = Diagnostics()
+    data = load_yaml(path, local, display_name=display)
+    if data is not None:
+        if data == {}:
+            local.add("S010", "this data file has no sections", Loc(display, 1, 1),
+                      hint="remove it from the package, or write its sections", severity="warning")
+            data = None
+        elif not check_datafile(data, display, local):
+            data = None
+    elif not local.items:
+        local.add("S010", "this data file is empty", Loc(display, 1, 1),
+                  hint="remove it from the package, or write its sections", severity="warning")
+    diags.extend(local)
+    if cache is not None and key is not None:
+        cache[key] = (data, list(local))
+        return _clone(data) if data is not None else None
+    return data
+
+
+_CACHE: ContextVar[dict | None] = ContextVar("daimyo_reading_cache", default=None)
+
+
+@contextmanager
+def reading_cache() -> Iterator[None]:
+    """Within this block, each data file is read and schema-checked once (validation builds
+    the same files for several option values and combos)."""
+    token = _CACHE.set({})
+    try:
+        yield
+    finally:
+        _CACHE.reset(token)
+
+
+def _clone(value: Any) -> Any:
+    """A copy of loaded YAML data that keeps every location."""
+    if isinstance(value, LocDict):
+        out = LocDict()
+        for k, v in value.items():
+            out[k] = _clone(v)
+        out.file, out.loc = value.file, value.loc
+        out.key_locs, out.value_locs = dict(value.key_locs), dict(value.value_locs)
+        return out
+    if isinstance(value, LocList):
+        out_list = LocList(_clone(v) for v in value)
+        out_list.file, out_list.loc, out_list.item_locs = value.file, value.loc, list(value.item_locs)
+        return out_list
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    return value
+
+
+def included(when: dict[str, list], combo: Combo) -> bool:
+    """Whether a file with this `when:` loads in `combo` (every player count when none is fixed)."""
+    return _included(when, combo)
 
 
 def _included(when: dict[str, list], combo: Combo) -> bool:
     for k, allowed in when.items():
         value = combo.players if k == "players" else combo.options.get(k)
         if value is None and k == "players":
-            continue  # player count not fixed yet (validation): include everything
+            # Player count not fixed yet (validate, describe, play without --players): read the
+            # combo as for its fewest players. Including every file instead would merge files
+            # meant for different counts (a board per count) and report them as clashing;
+            # validation compiles each other count the files name separately.
+            value = max(p.players[0] for p in combo.packages)
         if not any(str(a) == str(value) for a in allowed):
             return False
     return True
@@ -85,7 +216,7 @@ def _add_entries(res: Resolved, pkg: Package, section: str, body: dict, diags: D
     """Add each entry of `body` under `prefix`; entries deeper than the tracked depth are merged
     as whole values."""
     prefix = prefix or section
-    container = res.data[section] if container is None else container
+    container = res.data.setdefault(section, {}) if container is None else container
     max_depth = ENTRY_DEPTH.get(section, 1)
     for key, value in body.items():
         path = f"{prefix}.{key}"
@@ -103,6 +234,7 @@ def _add_entries(res: Resolved, pkg: Package, section: str, body: dict, diags: D
                           hint=f"patches: [{{replace: {path}, value: ...}}] or merge:")
             continue
         container[key] = value
+        _set_loc(container, key, loc, loc_of(body, key))
         _record(res, pkg, path, value, loc, depth, max_depth)
 
 
@@ -115,12 +247,16 @@ def _record(res: Resolved, pkg: Package, path: str, value: Any, loc: Loc, depth:
 
 def _merge_list_section(res: Resolved, pkg: Package, section: str, body: list, loc: Loc,
                         diags: Diagnostics) -> None:
-    if res.data[section]:
+    if res.data.get(section):
         owner, first = res.provenance.get(section, ("?", Loc()))
-        diags.add("P021", f"`{section}` is already defined (by {owner} at {first}); "
-                  "change it with a patch (insert before/after a step)", loc)
+        if owner == pkg.id:
+            diags.add("P021", f"`{section}` is defined twice in `{pkg.id}` (first at {first})", loc)
+        else:
+            diags.add("P022", f"`{section}` already exists (set by {owner} at {first}); an expansion "
+                      "changes it with a patch", loc, hint="insert before/after a step, or "
+                      f"`replace: {section}`")
         return
-    res.data[section] = list(body)
+    res.data[section] = body if isinstance(body, LocList) else LocList(body)
     res.provenance[section] = (pkg.id, loc)
 
 
@@ -128,71 +264,125 @@ def _merge_list_section(res: Resolved, pkg: Package, section: str, body: list, l
 
 def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diagnostics,
                  by_id: dict[str, Package]) -> None:
-    op = next(k for k in ("replace", "merge", "remove", "insert") if k in patch)
+    op = next((k for k in ("replace", "merge", "remove", "insert") if k in patch), None)
+    if op is None:  # the schema rejects this; stay safe if called on unchecked data
+        return
     if op == "insert":
         _insert_step(res, pkg, patch, loc, diags, by_id)
         return
     path = str(patch[op])
     parent, key = _find(res.data, path)
-    if parent is None or key not in parent:
+    if parent is None or key not in parent or parent is res.data and key not in (*KEYED_SECTIONS, *LIST_SECTIONS):
         known = list(parent) if isinstance(parent, dict) else []
         diags.add("P023", f"{op}: there is no `{path}` to change", loc_of(patch, op),
-                  hint=did_you_mean(key, known) if known else "")
+                  hint=did_you_mean(key, known) if known else "paths are entry ids such as `steps.plan` "
+                  "or `kinds.player.state.chests`")
         return
     if not _claim(res, pkg, path, loc, diags, by_id):
         return
+    section = path.split(".", 1)[0]
+    res.patched_sections.add(section)
     if op == "remove":
         del parent[key]
-        for p in [p for p in res.provenance if p == path or p.startswith(path + ".")]:
-            del res.provenance[p]
+        _forget(res, path)
         return
     value = patch.get("value")
     if op == "replace":
         parent[key] = value
-        res.provenance[path] = (pkg.id, loc)
+        _set_loc(parent, key, loc_of(patch, op), loc_of(patch, "value"))
+        _forget(res, path)
+        depth = path.count(".")
+        _record(res, pkg, path, value, loc, depth, ENTRY_DEPTH.get(section, 1))
         return
     if not isinstance(parent[key], dict) or not isinstance(value, dict):
         diags.add("P024", f"merge: `{path}` and the value must both be mappings", loc)
         return
-    merged = dict(parent[key])
+    merged = copy_map(parent[key])
     _deep_merge(merged, value)
     parent[key] = merged
     for k in value:
         res.provenance[f"{path}.{k}"] = (pkg.id, loc_of(value, k, key=True))
 
 
+def _forget(res: Resolved, path: str) -> None:
+    """Drop the provenance of `path` and everything under it (it was replaced or removed)."""
+    for p in [p for p in res.provenance if p == path or p.startswith(path + ".")]:
+        del res.provenance[p]
+
+
+def copy_map(d: dict) -> LocDict:
+    """A shallow copy that keeps the locations of the entries."""
+    out = LocDict(d)
+    if isinstance(d, LocDict):
+        out.file, out.loc = d.file, d.loc
+        out.key_locs, out.value_locs = dict(d.key_locs), dict(d.value_locs)
+    return out
+
+
 def _deep_merge(into: dict, extra: dict) -> None:
     for k, v in extra.items():
         if isinstance(into.get(k), dict) and isinstance(v, dict):
-            merged = dict(into[k])
+            merged = copy_map(into[k])
             _deep_merge(merged, v)
             into[k] = merged
         else:
             into[k] = v
+        _set_loc(into, k, loc_of(extra, k, key=True), loc_of(extra, k))
 
 
-def _find(data: dict, path: str) -> tuple[Any, str]:
+def _find(data: dict, path: str) -> tuple[Any, Any]:
+    """The mapping holding the last part of `path`, and that part; (None, part) if the way
+    there is not a chain of mappings. Parts that are whole numbers also match number keys
+    (YAML reads `3:` as the number 3)."""
     parts = path.split(".")
     cur: Any = data
     for part in parts[:-1]:
+        part = _key_in(cur, part)
         if not isinstance(cur, dict) or part not in cur:
             return (cur if isinstance(cur, dict) else None), part
         cur = cur[part]
-    return (cur if isinstance(cur, dict) else None), parts[-1]
+    return (cur if isinstance(cur, dict) else None), _key_in(cur, parts[-1])
+
+
+def _key_in(container: Any, part: str) -> Any:
+    if isinstance(container, dict) and part not in container and part.lstrip("-").isdigit():
+        try:
+            if int(part) in container:
+                return int(part)
+        except ValueError:  # pragma: no cover - isdigit() admits some non-ASCII digits
+            pass
+    return part
 
 
 def _claim(res: Resolved, pkg: Package, path: str, loc: Loc, diags: Diagnostics,
            by_id: dict[str, Package]) -> bool:
-    """Record that `pkg` changes `path`; two unordered packages changing it is a conflict."""
-    others = res.touched.setdefault(path, [])
-    for other_id, other_loc in others:
-        if other_id != pkg.id and not ordered_before(other_id, pkg.id, by_id):
-            diags.add("P025", f"`{pkg.id}` and `{other_id}` both change `{path}` and nothing orders them",
-                      loc, hint=f"the other change is at {other_loc}; add `after: [{other_id}]` to "
-                      f"{pkg.id}'s manifest (or `requires`) to say which comes first")
-            return False
-    others.append((pkg.id, loc))
+    """Record that `pkg` changes `path`; two unordered packages changing it (or an entry
+    inside it, or around it) is a conflict, and so is changing an entry that another package
+    added without saying that package comes first."""
+    for other_path, changes in res.touched.items():
+        if not _overlap(path, other_path):
+            continue
+        for other_id, other_loc in changes:
+            if other_id != pkg.id and not ordered_before(other_id, pkg.id, by_id):
+                what = f"`{path}`" if other_path == path else f"`{path}` and `{other_path}`"
+                diags.add("P025", f"`{pkg.id}` and `{other_id}` both change {what} and nothing orders them",
+                          loc, hint=f"the other change is at {other_loc}; add `after: [{other_id}]` to "
+                          f"{pkg.id}'s manifest (or `requires`) to say which comes first")
+                return False
+    owner = res.origin(path.split(":", 1)[0])
+    if owner is not None and owner[0] != pkg.id and owner[0] in by_id \
+            and not ordered_before(owner[0], pkg.id, by_id):
+        diags.add("P025", f"`{pkg.id}` changes `{path}`, which `{owner[0]}` adds, and nothing orders "
+                  "the two packages", loc, hint=f"`{owner[0]}` sets it at {owner[1]}; add "
+                  f"`after: [{owner[0]}]` (or `requires`) to {pkg.id}'s manifest")
+        return False
+    res.touched.setdefault(path, []).append((pkg.id, loc))
     return True
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether two patched paths touch the same data: equal, or one inside the other."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
 def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diagnostics,
@@ -214,7 +404,15 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     if not _claim(res, pkg, f"{path}:{where}:{anchor}", loc, diags, by_id):
         return
     i = next(i for i, x in enumerate(lst) if _step_name(x) == anchor)
-    lst.insert(i if where == "before" else i + 1, item)
+    at = i if where == "before" else i + 1
+    lst.insert(at, item)
+    for known, origins in res.flow_origins:
+        if known is lst:
+            break
+    else:
+        origins = [None] * (len(lst) - 1)
+        res.flow_origins.append((lst, origins))
+    origins.insert(at, (pkg.id, loc))
     res.provenance[f"{path}+{_step_name(item) or 'item'}"] = (pkg.id, loc)
 
 
@@ -251,3 +449,32 @@ def _flow_lists_with(data: dict, anchor: Any) -> list[tuple[str, list]]:
 
 def _all_flow_names(data: dict) -> list[str]:
     return [n for _, lst in _iter_flow_lists(data) for n in map(_step_name, lst) if n]
+
+
+def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
+    """Check the sections that patches changed against the data-file schema.
+
+    Every file was checked on its own before layering, but a `replace` or `merge` value, or
+    a `remove`, can still leave an entry the wrong shape (a trigger without `do`, a number
+    where a list belongs). Problems point into the patch's value when it is located there,
+    else at the entry's provenance.
+    """
+    data = {s: res.data[s] for s in sorted(res.patched_sections) if s in res.data}
+
+    def locate(path: list, key: bool) -> Loc:
+        best, cur = Loc(), data
+        for i, part in enumerate(path):
+            got = loc_of(cur, part, key=key and i == len(path) - 1)
+            if got.line:
+                best = got
+            try:
+                cur = cur[part]
+            except (KeyError, IndexError, TypeError):
+                break
+        if best.line:
+            return best
+        dotted = ".".join(str(p) for p in path)
+        origin = res.origin(dotted)
+        return origin[1] if origin else Loc()
+
+    return check_data("ruleset", data, diags, locate, "after patches: ")

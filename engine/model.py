@@ -14,10 +14,11 @@ from typing import Any, Callable
 
 from dsl.compiler import Callable_, Compiler, Symbols
 from dsl.primitives import PRIMITIVES
+from dsl.runtime import Ctx, RuleError, copy_value
 from engine.board import Board, build_board
 from engine.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.flow import FlowCompiler, Node
-from engine.layering import Resolved, resolve
+from engine.layering import Resolved, copy_map, resolve
 from engine.package import Combo, resolve_combo
 from engine.yamlio import loc_of
 
@@ -61,6 +62,7 @@ class Model:
     player_names: list[str]
     fingerprint: str
     symbols: Symbols
+    checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
 
     @property
     def name(self) -> str:
@@ -82,6 +84,11 @@ def build(combo_text: str | list[str], options: dict[str, Any] | None, players: 
     combo = resolve_combo(combo_text, diags, options, players)
     if combo is None:
         return None
+    return build_combo(combo, diags)
+
+
+def build_combo(combo: Combo, diags: Diagnostics) -> Model | None:
+    """Layer and compile an already resolved combo (its options and player count fixed)."""
     resolved = resolve(combo, diags)
     if diags.errors:
         return None
@@ -101,7 +108,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             else:
                 k.fields[fname] = fspec
                 k.visible[fname] = "all"
-        k.items = dict(spec.get("items") or {})
+        k.items = copy_map(spec.get("items") or {})
         kinds[kname] = k
     if PLAYER_KIND not in kinds:
         kinds[PLAYER_KIND] = Kind(PLAYER_KIND)
@@ -125,8 +132,11 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         for iid, attrs in k.items.items():
             iid = str(iid)
             if iid in kind_of:
-                diags.add("R002", f"id `{iid}` is used by two kinds ({kind_of[iid]} and {k.name})",
-                          loc_of(k.items, iid, key=True))
+                where = loc_of(k.items, iid, key=True)
+                if not where.line and board is not None and k.name == board.space_kind:
+                    where = loc_of(data["board"].get("spaces"), iid, key=True)
+                diags.add("R002", f"id `{iid}` is used by two kinds ({kind_of[iid]} and {k.name})", where,
+                          hint="every entity id names one thing; rename one of them")
                 continue
             kind_of[iid] = k.name
             s = dict(attrs) if isinstance(attrs, dict) else {}
@@ -135,6 +145,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                 s["region"] = board.region_of[iid]
             static[iid] = s
     collections = {k.collection: tuple(str(i) for i in k.items) for k in kinds.values() if k.collection}
+    _check_refs(data, kinds, board, diags)
     # ---- symbols ----
     sym = Symbols()
     globals_: dict[str, Any] = {}
@@ -215,7 +226,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     fc = FlowCompiler(data["steps"], comp, sym.globals, diags, lambda: "")
     fc.compile_steps()
     if not data["flow"]:
-        diags.add("F006", "the ruleset has no `flow:` (the game from start to end)", Loc(combo.base.manifest_file))
+        diags.add("F006", "the ruleset has no `flow:` (the game from start to end)",
+                  Loc(combo.base.manifest_file, 1, 1), hint="add a `flow:` section listing the steps of the game")
         root = fc.add(Node("seq"))
     else:
         root = fc.items(data["flow"], set(), "flow", data, "flow")
@@ -223,7 +235,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     score = comp.expression(result["score"], loc_of(result, "score"), {"player"}, "score") if result else None
     if not result:
         diags.add("R007", "the ruleset has no `result:` saying how a finished game is scored",
-                  Loc(combo.base.manifest_file))
+                  Loc(combo.base.manifest_file, 1, 1), hint="add `result: {score: <expression over player>}`")
     tiebreak = [comp.expression(t, loc_of(result["tiebreak"], i), {"player"}, "tiebreak")
                 for i, t in enumerate(result.get("tiebreak") or [])] if result else []
     hints = data["hints"]
@@ -232,12 +244,124 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     display = data["display"]
     status = comp.expression(display["status"], loc_of(display, "status"), {"player"}, "status") \
         if "status" in display else None
+    checks = {cid: comp.expression(chk["expect"], loc_of(chk, "expect"), set(), f"check `{cid}`")
+              for cid, chk in data["checks"].items()}
     if diags.errors:
         return None
     fingerprint = _fingerprint(combo, res)
-    return Model(combo, res, kinds, kind_of, static, board, collections, globals_, globals_visible,
-                 functions, procedures, triggers, modifiers, modifier_params, fc.nodes, fc.step_index, root,
-                 score, tiebreak, evaluate, status, list(display.get("player_names") or []), fingerprint, sym)
+    model = Model(combo, res, kinds, kind_of, static, board, collections, globals_, globals_visible,
+                  functions, procedures, triggers, modifiers, modifier_params, fc.nodes, fc.step_index, root,
+                  score, tiebreak, evaluate, status, list(display.get("player_names") or []), fingerprint, sym,
+                  checks)
+    run_checks(model, checks, diags)
+    return None if diags.errors else model
+
+
+def _check_refs(data: dict, kinds: dict[str, Kind], board: Board | None, diags: Diagnostics) -> None:
+    """`kinds.K.refs: {attribute: target}`: each item's attribute must name an entity of the
+    target kind (or a region), so that a card naming a province that does not exist is found."""
+    spaces_in = data["board"].get("spaces") if isinstance(data["board"], dict) else None
+    for kname, spec in data["kinds"].items():
+        refs = spec.get("refs") or {}
+        for attr, target in refs.items():
+            if target == "region":
+                valid = set(board.regions) if board is not None else set()
+            elif target in kinds:
+                valid = {str(i) for i in kinds[target].items}
+            else:
+                diags.add("R010", f"kind `{kname}`: refs says `{attr}` names a `{target}`, which is not a kind",
+                          loc_of(refs, attr), hint=did_you_mean(str(target), [*kinds, "region"]))
+                continue
+            for iid, attrs in kinds[kname].items.items():
+                source = spaces_in.get(iid) if board is not None and kname == board.space_kind \
+                    and isinstance(spaces_in, dict) and isinstance(spaces_in.get(iid), dict) else attrs
+                if not isinstance(attrs, dict) or attr not in attrs:
+                    continue
+                value = attrs[attr]
+                names = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+                for i, name in names:
+                    if name is None or str(name) in valid:
+                        continue
+                    loc = loc_of(source[attr], i) if i is not None else loc_of(source, attr)
+                    diags.add("R010", f"{kname} `{iid}`: {attr} `{name}` is not a {target}",
+                              loc if loc.line else loc_of(kinds[kname].items, iid, key=True),
+                              hint=did_you_mean(str(name), valid))
+
+
+CHECK_BUDGET = 100_000
+
+
+class _CheckHooks:
+    """What a check's expression may reach beyond the state: modified values only."""
+
+    def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
+        value = base
+        saved = c.vars
+        try:
+            for _lid, when, fn in c.model.modifiers.get(name, ()):
+                c.vars = {**args, "value": value}
+                if when is None or when(c):
+                    value = fn(c)
+        finally:
+            c.vars = saved
+        return value
+
+
+def initial_state(model: Model, players: int) -> dict:
+    """The state before any flow runs: initial globals and fields, no decisions."""
+    ids = [f"P{i + 1}" for i in range(players)]
+    ent: dict[str, dict] = {pid: copy_value(model.kinds[PLAYER_KIND].fields) for pid in ids}
+    for k in model.kinds.values():
+        if k.name != PLAYER_KIND and k.fields:
+            for iid in k.items:
+                ent[str(iid)] = copy_value(k.fields)
+    return {"globals": copy_value(model.globals), "ent": ent, "players": ids, "flow": [], "pending": None,
+            "seq": 0, "over": False, "result": None}
+
+
+def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnostics,
+               counts: list[int] | None = None) -> None:
+    """Evaluate the ruleset's `checks:` on the initial state, for each player count they apply to.
+
+    A check is a pure expression with a small step budget: it reads the state, it never
+    changes it, and a check that loops ends as R009, not as a hang.
+    """
+    spec = model.resolved.data["checks"]
+    lo, hi = model.combo.base.players
+    for p in model.combo.packages[1:]:
+        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+    if counts is not None:
+        default_counts = counts
+    elif model.combo.players:
+        default_counts = [model.combo.players]
+    else:
+        default_counts = list(range(lo, min(hi, MAX_PLAYERS) + 1))
+    hooks = _CheckHooks()
+    for cid, fn in checks.items():
+        if fn is None:
+            continue
+        chk = spec[cid]
+        loc = loc_of(chk, "expect")
+        wanted = chk.get("players")
+        ns = [n for n in default_counts if n in wanted] if wanted else default_counts
+        ns = [n for n in ns if isinstance(n, int) and 0 < n <= MAX_PLAYERS]
+        failed: list[int] = []
+        severity = chk.get("severity", "error")
+        for n in ns:
+            ctx = Ctx(initial_state(model, n), model, hooks, budget=CHECK_BUDGET)
+            try:
+                ok = fn(ctx)
+            except RuleError as e:
+                diags.add("R009", f"check `{cid}` cannot be evaluated with {n} players: {e.message}",
+                          e.loc if e.loc.line else loc, severity=severity)
+                break
+            if not ok:
+                failed.append(n)
+        if failed:
+            shown = f" with {', '.join(map(str, failed))} players" if len(ns) > 1 else ""
+            diags.add("R008", f"check `{cid}` fails{shown}: {chk.get('message') or chk['expect']}", loc,
+                      hint=f"the condition `{chk['expect']}` does not hold on the initial state",
+                      severity=severity)
 
 
 def _fingerprint(combo: Combo, res: Resolved) -> str:

@@ -64,6 +64,14 @@ def _display(path: Path) -> str:
 
 def locate(ref: str, diags: Diagnostics) -> Path | None:
     """The folder of a package given by bundled id or by path."""
+    try:
+        return _locate(ref, diags)
+    except (OSError, ValueError) as exc:  # e.g. a name with a NUL byte, or too long for the OS
+        diags.add("P001", f"cannot use `{ref[:80]}` as a ruleset: {exc}", Loc(ref[:80]))
+        return None
+
+
+def _locate(ref: str, diags: Diagnostics) -> Path | None:
     p = Path(ref).expanduser()
     looks_like_path = os.sep in ref or ref.startswith(".") or (os.altsep and os.altsep in ref)
     if looks_like_path or (p.is_dir() and (p / MANIFEST).is_file()):
@@ -113,27 +121,70 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
     if files is None:
         names = sorted(p.name for p in folder.glob("*.yaml") if p.name != MANIFEST)
         files = names
+    seen: dict[str, Loc] = {}
     for i, entry in enumerate(files):
         name, when = (entry, {}) if isinstance(entry, str) else (entry["file"], entry.get("when") or {})
-        fpath = folder / name
         loc = loc_of(files, i)
-        if not fpath.is_file():
-            diags.add("P003", f"data file `{name}` listed in the manifest does not exist", loc)
+        if isinstance(entry, dict):
+            loc = loc_of(entry, "file")
+        fpath = _data_file(folder, str(name), loc, diags)
+        if fpath is None:
             continue
-        try:
-            inside = fpath.resolve().is_relative_to(folder.resolve())
-        except OSError:
-            inside = False
-        if not inside:
-            diags.add("P003", f"data file `{name}` is outside the package folder", loc)
+        if str(fpath) in seen:
+            diags.add("P003", f"data file `{name}` is listed twice (first at {seen[str(fpath)]})", loc)
             continue
+        seen[str(fpath)] = loc
         norm = {str(k): (list(v) if isinstance(v, list) else [v]) for k, v in when.items()}
-        for opt in norm:
-            if opt != "players" and opt not in options:
-                diags.add("P004", f"`when` names option `{opt}`, which this package does not declare", loc,
-                          hint=did_you_mean(opt, [*options, "players"]))
+        _check_when(pkg, entry, norm, loc, diags)
         pkg.files.append(DataFile(fpath, _display(fpath), norm, loc))
     return pkg
+
+
+def _data_file(folder: Path, name: str, loc: Loc, diags: Diagnostics) -> Path | None:
+    """The path of a data file named in the manifest, if it exists inside the package."""
+    try:
+        fpath = folder / name
+        inside = fpath.resolve().is_relative_to(folder.resolve())
+        exists = fpath.is_file()
+    except (OSError, ValueError):  # a NUL byte, a name too long, a symlink loop
+        diags.add("P003", f"`{name[:80]}` is not a usable file name", loc)
+        return None
+    if not inside:
+        diags.add("P003", f"data file `{name}` is outside the package folder", loc,
+                  hint="a package reads only files in its own folder; copy the file into it")
+        return None
+    if not exists:
+        diags.add("P003", f"data file `{name}` listed in the manifest does not exist", loc,
+                  hint=did_you_mean(name, [p.name for p in folder.glob("*.yaml") if p.name != MANIFEST]))
+        return None
+    return fpath
+
+
+def _check_when(pkg: Package, entry: Any, when: dict[str, list], loc: Loc, diags: Diagnostics) -> None:
+    """Every name in a file's `when:` is a declared option (or `players`), every value one it can take."""
+    raw = entry.get("when") if isinstance(entry, dict) else None
+    for opt, values in when.items():
+        wloc = loc_of(raw, opt, key=True) if raw is not None else loc
+        if opt == "players":
+            for i, v in enumerate(values):
+                if not (isinstance(v, int) and not isinstance(v, bool) and pkg.players[0] <= v <= pkg.players[1]):
+                    vloc = loc_of(raw[opt], i) if isinstance(raw[opt], list) else loc_of(raw, opt)
+                    diags.add("P015", f"`when: players` value `{v}` is not a player count of this package "
+                              f"({pkg.players[0]}-{pkg.players[1]}): the file would never load", _first(vloc, wloc),
+                              severity="warning")
+            continue
+        if opt not in pkg.options:
+            diags.add("P004", f"`when` names option `{opt}`, which this package does not declare", wloc,
+                      hint=did_you_mean(opt, [*pkg.options, "players"]) or
+                      "declare it under `options:` in the manifest")
+            continue
+        allowed = pkg.options[opt]["values"]
+        for i, v in enumerate(values):
+            if not any(str(a) == str(v) for a in allowed):
+                vloc = loc_of(raw[opt], i) if isinstance(raw[opt], list) else loc_of(raw, opt)
+                diags.add("P015", f"`when: {opt}` value `{v}` is not a value of option `{opt}`: the file "
+                          "would never load", _first(vloc, wloc),
+                          hint=did_you_mean(str(v), map(str, allowed)) or f"allowed: {', '.join(map(str, allowed))}")
 
 
 @dataclass
@@ -181,6 +232,8 @@ def resolve_combo(text: str | list[str], diags: Diagnostics, options: dict[str, 
             diags.add("P006", f"ruleset `{p.id}` is named twice in the combo", p.loc("id"))
             return None
         by_id[p.id] = p
+    if _extends_cycle(pkgs, by_id, diags):
+        return None
     bases = [p for p in pkgs if not p.extends]
     if len(bases) != 1:
         if not bases:
@@ -196,13 +249,17 @@ def resolve_combo(text: str | list[str], diags: Diagnostics, options: dict[str, 
             diags.add("P008", f"`{p.id}` extends `{p.extends}`, which is not in the combo", p.loc("extends"),
                       hint=f"add it: `{p.extends}+...+{p.id}`")
             ok = False
-        for r in p.requires:
+        for i, r in enumerate(p.requires):
             if r not in by_id:
-                diags.add("P009", f"`{p.id}` requires `{r}`, which is not in the combo", p.loc("requires"))
+                diags.add("P009", f"`{p.id}` requires `{r}`, which is not in the combo",
+                          _first(loc_of(p.manifest.get("requires"), i), p.loc("requires")),
+                          hint=f"add it to the combo: `...+{r}+{p.id}`")
                 ok = False
-        for x in p.conflicts:
+        for i, x in enumerate(p.conflicts):
             if x in by_id:
-                diags.add("P010", f"`{p.id}` cannot be combined with `{x}`", p.loc("conflicts"))
+                diags.add("P010", f"`{p.id}` cannot be combined with `{x}`",
+                          _first(loc_of(p.manifest.get("conflicts"), i), p.loc("conflicts")),
+                          hint=f"`{p.id}` declares `conflicts: [{x}]`; leave one of them out")
                 ok = False
     if not ok:
         return None
@@ -222,6 +279,28 @@ def resolve_combo(text: str | list[str], diags: Diagnostics, options: dict[str, 
     if chosen is None:
         return None
     return Combo(order, chosen, players, "+".join(refs))
+
+
+def _first(*locs: Loc) -> Loc:
+    """The first location that is known (has a line)."""
+    return next((loc for loc in locs if loc.line), locs[-1])
+
+
+def _extends_cycle(pkgs: list[Package], by_id: dict[str, Package], diags: Diagnostics) -> bool:
+    """P012 when following `extends` from some package comes back to it."""
+    for start in sorted(pkgs, key=lambda p: p.id):
+        chain = [start.id]
+        cur = start
+        while cur.extends and cur.extends in by_id:
+            if cur.extends in chain:
+                cycle = chain[chain.index(cur.extends):] + [cur.extends]
+                diags.add("P012", f"these rulesets extend each other in a cycle: {' -> '.join(cycle)}",
+                          by_id[cycle[0]].loc("extends"),
+                          hint="a base ruleset has no `extends`; an expansion extends its base")
+                return True
+            chain.append(cur.extends)
+            cur = by_id[cur.extends]
+    return False
 
 
 def _before(p: Package) -> set[str]:

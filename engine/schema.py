@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
@@ -40,12 +40,27 @@ def check_datafile(data: Any, file: str, diags: Diagnostics) -> bool:
 
 
 def _check(kind: str, data: Any, file: str, diags: Diagnostics, prefix: str) -> bool:
-    errors = sorted(_validator(kind).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    return check_data(kind, data, diags, lambda path, key: _locate(data, path, file, key))
+
+
+Locator = Callable[[list, bool], Loc]
+
+
+def check_data(kind: str, data: Any, diags: Diagnostics, locate: Locator, note: str = "") -> bool:
+    """Check `data` against schema `kind`; `locate(path, key)` says where the value (or key)
+    at a path is written. `note` starts every message. True when there is no problem."""
+    try:
+        errors = sorted(_validator(kind).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    except RecursionError:  # pragma: no cover - the YAML reader bounds nesting far below this
+        diags.add("S009", f"{note}the data is nested too deeply to check", locate([], False))
+        return False
     for err in errors[:MAX_ERRORS_PER_FILE]:
-        code, message, hint, loc = _explain(err, data, file)
-        diags.add(code, message, loc, hint=hint)
+        code, message, hint, loc = _explain(err, locate)
+        diags.add(code, note + message, loc, hint=hint)
     if len(errors) > MAX_ERRORS_PER_FILE:
-        diags.add("S099", f"{len(errors) - MAX_ERRORS_PER_FILE} more schema errors not shown", Loc(file))
+        loc = locate([], False)
+        diags.add("S099", f"{note}{len(errors) - MAX_ERRORS_PER_FILE} more schema errors not shown",
+                  Loc(loc.file))
     return not errors
 
 
@@ -73,7 +88,7 @@ _TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a numbe
                "object": "a mapping (key: value lines)", "array": "a list", "null": "nothing"}
 
 
-def _explain(err: ValidationError, data: Any, file: str) -> tuple[str, str, str, Loc]:
+def _explain(err: ValidationError, locate: Locator) -> tuple[str, str, str, Loc]:
     path = list(err.absolute_path)
     where = _where(path)
     v = err.validator
@@ -81,10 +96,10 @@ def _explain(err: ValidationError, data: Any, file: str) -> tuple[str, str, str,
         allowed = list((err.schema.get("properties") or {}).keys())
         extra = [k for k in err.instance if k not in allowed] if isinstance(err.instance, dict) else []
         key = extra[0] if extra else "?"
-        loc = _locate(data, [*path, key], file, key=True)
+        loc = locate([*path, key], True)
         return ("S002", f"unknown key `{key}` in {where}", did_you_mean(str(key), allowed) or
                 (f"allowed here: {', '.join(allowed)}" if allowed else ""), loc)
-    loc = _locate(data, path, file)
+    loc = locate(path, False)
     if v == "required":
         missing = err.message.split("'")[1] if "'" in err.message else "?"
         return "S003", f"{where} needs `{missing}`", "", loc
@@ -95,13 +110,16 @@ def _explain(err: ValidationError, data: Any, file: str) -> tuple[str, str, str,
     if v == "enum":
         return ("S005", f"{where} cannot be `{err.instance}`",
                 f"allowed: {', '.join(map(str, err.validator_value))}", loc)
-    if v == "pattern" and "propertyNames" in str(err.schema_path):
-        return "S006", f"`{err.instance}` is not a valid name (letters, digits and _)", "", loc
+    if v == "pattern" and "propertyNames" in err.schema_path:
+        # The error's path is the mapping; point at the offending key itself.
+        loc = locate([*path, err.instance], True)
+        return "S006", f"`{err.instance}` is not a valid name (letters, digits and _)", \
+            "names start with a letter or _ and use only letters, digits and _", loc
     if v == "pattern":
         return "S006", f"{where}: `{err.instance}` does not have the expected form", \
             f"it must match {err.validator_value}", loc
     if v in ("oneOf", "anyOf"):
-        return "S007", f"{where} has an unexpected shape", _shape_hint(err), loc
+        return _explain_alternatives(err, where, loc, locate)
     if v in ("minimum", "maximum", "minItems", "maxItems", "minLength"):
         return "S008", f"{where}: {err.message}", "", loc
     return "S009", f"{where}: {err.message}", "", loc
@@ -123,8 +141,32 @@ def _value_word(x: Any) -> str:
     return "a mapping"
 
 
-def _shape_hint(err: ValidationError) -> str:
-    if err.context:
-        best = min(err.context, key=lambda e: len(list(e.absolute_path)))
-        return best.message[:200]
-    return ""
+def _explain_alternatives(err: ValidationError, where: str, loc: Loc,
+                          locate: Locator) -> tuple[str, str, str, Loc]:
+    """A value that fits none of several forms: say what is wrong with the form it was
+    closest to (the one whose type it has), else which types would do."""
+    if not err.context:  # oneOf matched more than one form
+        return "S007", f"{where} fits more than one form", \
+            "give exactly one of the alternative keys (e.g. one of replace, merge, remove, insert)", loc
+    by_alt: dict[Any, list[ValidationError]] = {}
+    for e in err.context:
+        by_alt.setdefault(e.relative_schema_path[0] if e.relative_schema_path else 0, []).append(e)
+    wanted: list[str] = []
+    candidates: list[list[ValidationError]] = []
+    for errors in by_alt.values():
+        top_type = [e for e in errors if e.validator == "type" and not e.relative_path]
+        if top_type:
+            want = top_type[0].validator_value
+            wanted.extend(w for w in (want if isinstance(want, list) else [want]) if w not in wanted)
+        else:
+            candidates.append(errors)
+    if not candidates:
+        words = " or ".join(_TYPE_WORDS.get(w, w) for w in wanted)
+        return "S004", f"{where} must be {words}, not {_value_word(err.instance)}", "", loc
+    # The closest form: the fewest problems, then the deepest one (it says the most).
+    errors = min(candidates, key=lambda es: (all(e.validator == "not" for e in es), len(es),
+                                             -max(len(e.absolute_path) for e in es)))
+    best = max(errors, key=lambda e: (e.validator not in ("not", "oneOf", "anyOf"), len(e.absolute_path)))
+    if best.validator == "not":
+        return "S007", f"{where} has an unexpected shape", best.message[:200], loc
+    return _explain(best, locate)

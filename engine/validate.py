@@ -1,15 +1,79 @@
-"""`daimyo validate`: check packages and combos without running any game code."""
+"""`daimyo validate`: check packages and combos without running any game code.
+
+A target is a bundled id, a package folder, a folder of package folders, or a COMBO
+(`base+expansion`). An expansion named alone is checked together with the rulesets it
+extends and requires (found as sibling folders, else among the bundled ones).
+
+A package's files may load only for some option values or player counts (`when:` in the
+manifest), so one build is not enough: every combination of the values that decide which
+files load is compiled once (see `variants`), so a broken moon-side file is found even
+though the default is the sun side. Diagnostics found in several variants are reported
+once. YAML files read by several variants and combos are parsed once per run.
+"""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from engine.diagnostics import Diagnostics
-from engine.model import build
-from engine.package import locate, read_package
+from engine.diagnostics import Diagnostic, Diagnostics
+from engine.layering import included, reading_cache
+from engine.model import MAX_PLAYERS, build_combo, run_checks
+from engine.yamlio import loc_of
+from engine.package import MANIFEST, Combo, Package, bundled_root, locate, read_package, resolve_combo
+
+def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:
+    """Validate every target; return the diagnostics (sorted later by the reporter) and the
+    combos that were checked. Never raises on bad input."""
+    diags = Diagnostics()
+    checked: list[str] = []
+    seen: set[tuple] = set()
+    with reading_cache():
+        for target in expand_targets(targets, diags):
+            local = Diagnostics()
+            combo = combo_for(target, local)
+            if combo is not None:
+                validate_combo(combo, local)
+                checked.append(combo)
+            for d in local:
+                key = _key(d)
+                if key not in seen:
+                    seen.add(key)
+                    diags.items.append(d)
+    return diags, checked
+
+
+def expand_targets(targets: list[str], diags: Diagnostics) -> list[str]:
+    """Targets with every folder of packages replaced by its package folders.
+
+    Names starting with `_` or `.` that are not packages (`__init__.py`, `__pycache__`) are
+    skipped, so that `daimyo validate rulesets/*` works.
+    """
+    out: list[str] = []
+    for target in targets:
+        if "+" in target:
+            out.append(target)
+            continue
+        try:
+            p = Path(target)
+            is_package = (p / MANIFEST).is_file() or p.name == MANIFEST
+            is_dir = p.is_dir()
+            subs = sorted(str(s.parent) for s in p.glob(f"*/{MANIFEST}")) if is_dir and not is_package else []
+        except (OSError, ValueError):
+            out.append(target)  # locate() reports it
+            continue
+        if subs:
+            out.extend(subs)
+        elif not is_package and p.name.startswith(("_", ".")) and p.exists():
+            continue
+        else:
+            out.append(target)
+    return out
 
 
 def combo_for(target: str, diags: Diagnostics) -> str | None:
-    """An expansion alone is checked with the chain of rulesets it extends (and requires)."""
+    """The combo to check for one target: an expansion alone comes with the chain of rulesets
+    it extends (and requires), found next to it or among the bundled rulesets."""
     if "+" in target:
         return target
     folder = locate(target, diags)
@@ -23,12 +87,22 @@ def combo_for(target: str, diags: Diagnostics) -> str | None:
     todo = [pkg]
     while todo:
         cur = todo.pop()
-        for dep in [cur.extends, *cur.requires]:
+        for field_, dep in [("extends", cur.extends), *(("requires", r) for r in cur.requires)]:
             if not dep or dep in seen:
                 continue
             seen.add(dep)
-            sibling = cur.root.parent / dep
-            ref = str(sibling) if (sibling / "ruleset.yaml").is_file() else dep
+            ref = _find_dependency(cur, dep)
+            if ref is None:
+                code = "P008" if field_ == "extends" else "P009"
+                i = cur.requires.index(dep) if field_ == "requires" else None
+                loc = cur.loc(field_)
+                if i is not None:
+                    item = loc_of(cur.manifest.get("requires"), i)
+                    loc = item if item.line else loc
+                diags.add(code, f"`{cur.id}` {field_} `{dep}`, which cannot be found", loc,
+                          hint=f"there is no folder `{cur.root.parent / dep}` next to it and no bundled "
+                          f"ruleset `{dep}`; validate it as a combo: `path/to/{dep}+{target}`")
+                return None
             dep_folder = locate(ref, diags)
             dep_pkg = read_package(dep_folder, diags) if dep_folder else None
             if dep_pkg is None:
@@ -38,33 +112,124 @@ def combo_for(target: str, diags: Diagnostics) -> str | None:
     return "+".join(chain)
 
 
-def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:
-    diags = Diagnostics()
-    checked: list[str] = []
-    for target in targets:
-        if Path(target).is_dir() and not (Path(target) / "ruleset.yaml").exists() and \
-                any(Path(target).glob("*/ruleset.yaml")):
-            subs = sorted(str(p.parent) for p in Path(target).glob("*/ruleset.yaml"))
-            targets.extend(subs)
-            continue
-        combo = combo_for(target, diags)
-        if combo is None:
-            continue
+def _find_dependency(pkg: Package, dep: str) -> str | None:
+    """A sibling folder named `dep` with a manifest, else the bundled ruleset `dep`."""
+    try:
+        sibling = pkg.root.parent / dep
+        if (sibling / MANIFEST).is_file():
+            return str(sibling)
+        if (bundled_root() / dep / MANIFEST).is_file():
+            return dep
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def validate_combo(combo_text: str, diags: Diagnostics) -> None:
+    """Build every variant of a combo that loads a different set of files."""
+    combo = resolve_combo(combo_text, diags, {}, None)
+    if combo is None:
+        return
+    first: set[tuple] | None = None
+    for options, counts in variants(combo):
         local = Diagnostics()
-        model = build(combo, {}, None, local)
-        if model is not None:
-            _check_player_counts(combo, model, local)
-        diags.extend(d for d in local if d not in diags.items)
-        checked.append(combo)
-    return diags, checked
-
-
-def _check_player_counts(combo: str, model, diags: Diagnostics) -> None:
-    """Files included only for some player counts are compiled for each such count."""
-    counts = {v for p in model.combo.packages for f in p.files for v in f.when.get("players", [])}
-    for n in sorted(counts):
-        try:
-            n = int(n)
-        except (TypeError, ValueError):
+        model = build_combo(replace(combo, options=options, players=counts[0] if counts else None), local)
+        if model is not None and len(counts) > 1:
+            run_checks(model, model.checks, local, counts[1:])
+        keys = {_key(d) for d in local}
+        if first is None:
+            first = keys
+            diags.extend(local)
             continue
-        build(combo, {}, n, diags)
+        where = _describe_variant(combo, options, counts)
+        for d in local:
+            if _key(d) not in first:
+                hint = f"{d.hint} (found with {where})" if d.hint else f"found with {where}"
+                diags.items.append(Diagnostic(d.code, d.message, d.loc, d.severity, hint))
+
+
+def variants(combo: Combo) -> list[tuple[dict[str, Any], list[int]]]:
+    """(options, player counts) to build so that every data file is compiled at least once.
+
+    The first variant is the default options (with, when some file depends on the player
+    count, one variant per distinct set of files the counts load). Then, while some file
+    that depends on options has not been loaded, a variant is added that loads it, and as
+    many other such files as agree with it (`side: moon` and `setup: fixed` together). So
+    each option value that decides a file is compiled, without building every combination
+    of every option. Player counts are given only when some file depends on them.
+    """
+    declared = {k: v for p in combo.packages for k, v in p.options.items()}
+    gated = [f for p in combo.packages for f in p.files if f.when]
+    player_gated = any("players" in f.when for f in gated)
+    lo, hi = combo.base.players
+    for p in combo.packages[1:]:
+        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+    counts: list[int | None] = list(range(lo, min(hi, MAX_PLAYERS) + 1)) if player_gated and lo <= hi else [None]
+    default = dict(combo.options)
+    out: list[tuple[dict[str, Any], list[int]]] = []
+    covered: set[str] = set()
+
+    def add(options: dict[str, Any], ns: list[int | None]) -> None:
+        files = [f for p in combo.packages for f in p.files
+                 if included(f.when, replace(combo, options=options, players=ns[0]))]
+        covered.update(str(f.path) for f in files)
+        out.append((options, [n for n in ns if n is not None]))
+
+    groups: dict[tuple, list[int | None]] = {}
+    for n in counts:
+        probe = replace(combo, options=default, players=n)
+        key = tuple(str(f.path) for p in combo.packages for f in p.files if included(f.when, probe))
+        groups.setdefault(key, []).append(n)
+    for ns in groups.values():
+        add(default, ns)
+    for f in gated:
+        if str(f.path) in covered:
+            continue
+        options, fixed = dict(default), set()
+        players: int | None = counts[0]
+        for g in gated:
+            if str(g.path) in covered:
+                continue
+            trial, trial_fixed, trial_players = dict(options), set(fixed), players
+            ok = True
+            for opt, allowed in g.when.items():
+                if opt == "players":
+                    good = [n for n in counts if n is not None and any(str(a) == str(n) for a in allowed)]
+                    if trial_players in good:
+                        continue
+                    if "players" in trial_fixed or not good:
+                        ok = False
+                        break
+                    trial_players = good[0]
+                    trial_fixed.add("players")
+                    continue
+                values = [v for v in declared.get(opt, {}).get("values", []) if any(str(a) == str(v) for a in allowed)]
+                if any(str(a) == str(trial.get(opt)) for a in allowed):
+                    trial_fixed.add(opt)
+                    continue
+                if opt in trial_fixed or not values:
+                    ok = False
+                    break
+                trial[opt] = values[0]
+                trial_fixed.add(opt)
+            if ok:
+                options, fixed, players = trial, trial_fixed, trial_players
+            elif g is f:
+                break  # this file can never load (P004/P015 say why)
+        if included(f.when, replace(combo, options=options, players=players)):
+            add(options, [players])
+        else:
+            covered.add(str(f.path))
+    return out
+
+
+def _describe_variant(combo: Combo, options: dict[str, Any], counts: list[int]) -> str:
+    changed = [f"{k}={v}" for k, v in options.items() if combo.options.get(k) != v]
+    parts = changed or ["the default options"]
+    if counts:
+        parts.append(f"{'/'.join(map(str, counts))} players")
+    return ", ".join(parts)
+
+
+def _key(d: Diagnostic) -> tuple:
+    return (d.code, d.loc.file, d.loc.line, d.loc.col, d.message, d.severity)

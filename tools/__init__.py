@@ -11,4 +11,4 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         module.add_parser(sub)
 
 
-TOOL_MODULES: list[str] = []
+TOOL_MODULES: list[str] = ["simulate", "report", "mapdraw", "docsgen"]

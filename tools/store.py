@@ -211,7 +211,7 @@ class Store:
         cur = self.db.execute(f"SELECT {', '.join(GAME_COLUMNS)} FROM games WHERE sweep_id=? ORDER BY game",
                               (sweep_id,))
         for r in cur:
-            row = dict(zip(GAME_COLUMNS, r))
+            row = dict(zip(GAME_COLUMNS, r, strict=True))
             for c in JSON_COLUMNS:
                 if row[c] is not None:
                     row[c] = json.loads(row[c])
@@ -224,5 +224,5 @@ class Store:
 
     def runs(self, sweep_id: int) -> list[dict]:
         cols = ("backend", "jobs", "started", "finished", "games", "seconds", "status", "rss_first_kb", "rss_last_kb")
-        return [dict(zip(cols, r)) for r in self.db.execute(
+        return [dict(zip(cols, r, strict=True)) for r in self.db.execute(
             f"SELECT {', '.join(cols)} FROM runs WHERE sweep_id=? ORDER BY id", (sweep_id,))]

@@ -1,0 +1,206 @@
+"""Shogun, the card game (shogun-cards) and its variants (advanced suits, wagers).
+
+1. Every rule scenario under tests/scenarios/shogun-cards*/ passes (one test per scenario).
+2. Random-bot games for 2, 3 and 4 players in each of the four package combinations end with
+   a winner, and the invariants below hold after EVERY decision:
+   - the 52 cards are all accounted for, each exactly once, across deck, discards, hands,
+     the card set aside for a ranged attack, and the territories;
+   - once play has begun, every player still in the game has an army; a player who is out
+     holds no card;
+   - no decision that everybody can see offers a face-down card or a card in a hand, and every
+     other player's view of a face-down card or a hand shows only `?`;
+   - with wagers: nobody's money is negative and the money in the game never changes.
+   DAIMYO_LONG=1 plays many more games per configuration.
+"""
+from __future__ import annotations
+
+import io
+import os
+import random
+from contextlib import redirect_stdout
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.agents import RandomAgent
+from engine.game import Game, view
+from engine.model import load
+from engine.scenario import run_paths
+from engine.validate import validate_targets
+
+ROOT = Path(__file__).resolve().parent
+SCENARIO_DIRS = [ROOT / "scenarios" / d for d in ("shogun-cards", "shogun-cards-advanced", "shogun-cards-wagers")]
+COMBOS = [
+    "shogun-cards",
+    "shogun-cards+shogun-cards-advanced",
+    "shogun-cards+shogun-cards-wagers",
+    "shogun-cards+shogun-cards-advanced+shogun-cards-wagers",
+]
+LONG = os.environ.get("DAIMYO_LONG") == "1"
+GAMES = 60 if LONG else 2
+
+
+# ---- 1. rule scenarios ----
+
+def _scenario_ids() -> list[tuple[str, str]]:
+    ids = []
+    for d in SCENARIO_DIRS:
+        for f in sorted(d.glob("*.yaml")):
+            items = yaml.safe_load(f.read_text(encoding="utf-8"))
+            for sc in items if isinstance(items, list) else [items]:
+                ids.append((str(f), str(sc.get("scenario", f.stem))))
+    return ids
+
+
+@cache
+def _outcomes() -> dict[tuple[str, str], object]:
+    return {(o.file, o.title): o for o in run_paths([str(d) for d in SCENARIO_DIRS])}
+
+
+@pytest.mark.parametrize("file,title", _scenario_ids(), ids=lambda x: Path(x).stem if x.endswith(".yaml") else x)
+def test_scenario(file: str, title: str) -> None:
+    outcome = _outcomes().get((file, title))
+    assert outcome is not None, f"scenario {title!r} of {file} did not run"
+    assert outcome.ok, "\n".join(f"{loc}: {msg}" for loc, msg in outcome.failures)
+
+
+def test_every_package_validates() -> None:
+    targets = ["rulesets/shogun-cards", "rulesets/shogun-cards-advanced", "rulesets/shogun-cards-wagers",
+               "shogun-cards+shogun-cards-advanced+shogun-cards-wagers"]
+    diags, checked = validate_targets([str(ROOT.parent / t) if t.startswith("rulesets/") else t for t in targets])
+    assert not diags.errors, diags.render()
+    assert len(checked) == 4
+
+
+# ---- 2. random-bot games with invariants ----
+
+def _zones(state: dict, model) -> dict[str, list]:
+    g, ent = state["globals"], state["ent"]
+    zones = {"deck": g["deck"], "discards": g["discards"]}
+    for p in state["players"]:
+        zones[f"{p}.hand"] = ent[p]["hand"]
+        zones[f"{p}.committed"] = ent[p]["committed"]
+    for t in model.collections["territories"]:
+        zones[f"{t}.hidden"] = ent[t]["hidden"]
+        zones[f"{t}.shown"] = ent[t]["shown"]
+    return zones
+
+
+def check_invariants(game: Game, wagers: bool, buy_in: int) -> None:
+    state, model = game.state, game.model
+    ent, g = state["ent"], state["globals"]
+    zones = _zones(state, model)
+    every = sorted(c for cards in zones.values() for c in cards)
+    assert every == sorted(model.collections["cards"]), \
+        f"cards lost or doubled: {len(every)} cards; zones {({k: v for k, v in zones.items() if v})}"
+    started = g["turns_played"] >= 1
+    for p in state["players"]:
+        mine = [t for t in model.collections["territories"] if model.static[t]["side"] == p]
+        cards_down = sum(len(ent[t]["hidden"]) + len(ent[t]["shown"]) for t in mine)
+        if not ent[p]["alive"]:
+            assert cards_down == 0 and not ent[p]["hand"] and not ent[p]["committed"], f"{p} is out but holds cards"
+        elif started:
+            assert cards_down > 0, f"{p} is still in the game without an army"
+        assert len(ent[p]["committed"]) <= 1
+        if ent[p]["committed"]:
+            # set aside for a ranged attack: the target is being chosen, or the wagers made
+            choosing = game.decision is not None and game.decision.step == "ranged_attack"
+            assert choosing or (g["fight"].get("what") == "ranged" and g["fight"].get("attacker") == p)
+    # hidden information: the pending decision and the other players' views
+    secret_cards = {c for p in state["players"] for c in ent[p]["hand"] + ent[p]["committed"]}
+    secret_cards |= {c for t in model.collections["territories"] for c in ent[t]["hidden"]}
+    d = game.decision
+    if d is not None and not d.secret:
+        leaked = [o for o in d.options if isinstance(o, str) and o in secret_cards]
+        assert not leaked, f"a public decision at `{d.step}` shows face-down cards {leaked}"
+    if d is not None:
+        onlooker = next(p for p in state["players"] if p != d.player)
+        seen = view(model, state, onlooker)
+        for eid in [*state["players"], *model.collections["territories"]]:
+            owner = eid if eid in state["players"] else ent[eid]["owner"]
+            if owner == onlooker:
+                continue
+            for f in ("hand", "committed", "hidden"):
+                if f in seen["ent"][eid]:
+                    assert all(x == "?" for x in seen["ent"][eid][f]), f"{onlooker} sees {eid}.{f}"
+        assert all(x == "?" for x in seen["globals"]["deck"])
+    if wagers:
+        money = [ent[p]["money"] for p in state["players"]]
+        assert min(money) >= 0
+        assert sum(money) == buy_in * len(state["players"]), "money was created or lost"
+
+
+@cache
+def _model(combo: str, players: int):
+    return load(combo, players=players)
+
+
+def play_checked(combo: str, players: int, seed: int) -> Game:
+    model = _model(combo, players)
+    wagers = "wagers" in combo
+    buy_in = model.combo.options.get("buy_in", 0)
+    game = Game.new(model, players, seed, log=False)
+    rng = random.Random(seed)
+    agents = {p: RandomAgent(rng.randrange(1 << 30)) for p in game.state["players"]}
+    check_invariants(game, wagers, buy_in)
+    decisions = 0
+    while not game.over:
+        d = game.decision
+        game.apply(d.options[agents[d.player].choose(game, d)])
+        decisions += 1
+        check_invariants(game, wagers, buy_in)
+        assert decisions < 200_000
+    return game
+
+
+def _assert_finished(game: Game) -> None:
+    state = game.state
+    alive = [p for p in state["players"] if state["ent"][p]["alive"]]
+    limit = game.model.combo.options["turn_limit"]
+    result = game.result
+    assert result["winners"], "the game ended without a winner"
+    if len(alive) == 1:
+        assert result["winners"] == alive
+    elif not alive:  # the last players went out together (our reading: they share the victory)
+        last = max(state["ent"][p]["out_rank"] for p in state["players"])
+        assert all(state["ent"][w]["out_rank"] == last for w in result["winners"])
+    else:
+        assert limit and state["globals"]["turns_played"] == limit, f"{len(alive)} players left before the limit"
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("combo", COMBOS)
+def test_random_games(combo: str, players: int) -> None:
+    for i in range(GAMES):
+        game = play_checked(combo, players, seed=1000 * players + i)
+        _assert_finished(game)
+
+
+def test_views_keep_face_down_cards_for_their_owner() -> None:
+    model = _model("shogun-cards", 3)
+    game = Game.new(model, 3, 5, log=False)
+    while game.state["globals"]["turns_played"] < 1:
+        d = game.decision
+        game.apply(d.options[0])
+    for p in game.state["players"]:
+        mine = [t for t in model.collections["territories"] if model.static[t]["side"] == p]
+        own = view(model, game.state, p)
+        other = view(model, game.state, next(q for q in game.state["players"] if q != p))
+        for t in mine:
+            assert own["ent"][t]["hidden"] == game.state["ent"][t]["hidden"]
+            assert other["ent"][t]["hidden"] == ["?"] * len(game.state["ent"][t]["hidden"])
+        assert own["ent"][p]["hand"] == game.state["ent"][p]["hand"]
+        assert other["ent"][p]["hand"] == ["?"] * len(game.state["ent"][p]["hand"])
+
+
+def test_play_prints_a_readable_game() -> None:
+    from engine.cli import main
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["play", "shogun-cards", "--players", "3", "--bots", "random", "--seed", "1"]) == 0
+    text = out.getvalue()
+    for line in ("== Dealing", "== Placing the armies", "== Turn 1:", "Final table", "Winner"):
+        assert line in text
+    assert "places a card face down" in text
