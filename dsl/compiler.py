@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Callable
+from typing import Any, ClassVar
 
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import Indenter
 
 from dsl.primitives import PRIMITIVES, describe
-from dsl.runtime import Ctx, RuleError, Stop, copy_value
+from dsl.runtime import Ctx, RuleError, Stop, copy_value, writable
 from engine.diagnostics import Diagnostics, Loc, did_you_mean
 
 Fn = Callable[[Ctx], Any]
@@ -31,8 +34,8 @@ MAX_SEQUENCE = 1_000_000  # items in a list or characters in a text built by `*`
 
 class _Indent(Indenter):
     NL_type = "_NL"
-    OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
-    CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
+    OPEN_PAREN_types: ClassVar[list[str]] = ["LPAR", "LSQB", "LBRACE"]
+    CLOSE_PAREN_types: ClassVar[list[str]] = ["RPAR", "RSQB", "RBRACE"]
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 8
@@ -70,6 +73,25 @@ def parse(text: str, start: str) -> Tree:
     return got
 
 
+# Within `compile_cache()`, compiled texts are remembered by (declarations, text, place,
+# scope): validation builds each combo once per option value that gates files, and the
+# builds share almost all of their texts and declarations.
+_COMPILED: ContextVar[dict | None] = ContextVar("daimyo_compile_cache", default=None)
+
+
+@contextmanager
+def compile_cache() -> Iterator[None]:
+    """Within this block, a text compiled against the same declarations is compiled once.
+
+    For validation only: the models built inside share closures (and the constants those
+    captured), so they must not be played."""
+    token = _COMPILED.set({})
+    try:
+        yield
+    finally:
+        _COMPILED.reset(token)
+
+
 @dataclass
 class Callable_:
     """A user function, procedure, event, modifier or step as the compiler sees it."""
@@ -92,6 +114,7 @@ class Symbols:
     events: dict[str, Callable_] = field(default_factory=dict)
     modifiers: dict[str, Callable_] = field(default_factory=dict)
     steps: dict[str, Callable_] = field(default_factory=dict)
+    option_names: set[str] = field(default_factory=set)  # keys of `options` (values are read at play time)
 
     def all_names(self) -> list[str]:
         return [*self.globals, *self.constants, *self.collections, *BUILTIN_NAMES]
@@ -111,7 +134,7 @@ class Symbols:
                     walk(x, depth + 1)
         for v in self.constants.values():
             walk(v)
-        return keys
+        return keys | self.option_names
 
 
 # Names every ruleset has; their values come from the state.
@@ -119,6 +142,7 @@ BUILTIN_NAMES = {
     "players": lambda c: c.state["players"],
     "num_players": lambda c: len(c.state["players"]),
     "spaces": lambda c: list(c.model.board.spaces) if c.model.board else [],
+    "options": lambda c: copy_value(c.model.combo.options),
 }
 BUILTIN_ATTRS = {"id", "kind", "region"}
 SPECIAL_FORMS = {"value", "emit", "run"}
@@ -165,6 +189,8 @@ class Compiler:
         self.sym = symbols
         self.diags = diags
         self._keys: set[str] | None = None
+        self._meanings: dict[str, tuple] = {}
+        self._used: set[str] | None = None  # names looked up while compiling one text (for the memo)
 
     # ---- public entry points ----
 
@@ -185,6 +211,43 @@ class Compiler:
 
     def _compile(self, src: str, loc: Loc, start: str, local_names: set[str], pure: bool,
                  what: str) -> Fn | None:
+        memo = _COMPILED.get()
+        if memo is None:
+            return self._compile_text(src, loc, start, local_names, pure, what)
+        # The same text, at the same place, compiles to the same closure wherever each name it
+        # looked up means the same: reuse it.
+        key = (src, loc, start, frozenset(local_names), pure, what)
+        known = memo.setdefault(key, [])
+        for names, meanings, fn in known:
+            if tuple(map(self._meaning, names)) == meanings:
+                return fn
+        before = len(self.diags.items)
+        self._used = set()
+        try:
+            fn = self._compile_text(src, loc, start, local_names, pure, what)
+        finally:
+            used, self._used = self._used, None
+        if fn is not None and len(self.diags.items) == before:  # texts with problems are never shared
+            names = tuple(sorted(used))
+            known.append((names, tuple(map(self._meaning, names)), fn))
+        return fn
+
+    def _meaning(self, name: str) -> tuple:
+        """Everything the compiler could read about `name` in this ruleset's declarations."""
+        got = self._meanings.get(name)
+        if got is None:
+            s = self.sym
+            if self._keys is None:
+                self._keys = s.known_keys()
+            got = (name, name in s.globals, repr(s.constants[name]) if name in s.constants else None,
+                   name in s.collections, name in s.fields, name in s.statics, name in self._keys,
+                   *(t[name].params if name in t else None
+                     for t in (s.functions, s.procedures, s.events, s.modifiers, s.steps)))
+            self._meanings[name] = got
+        return got
+
+    def _compile_text(self, src: str, loc: Loc, start: str, local_names: set[str], pure: bool,
+                      what: str) -> Fn | None:
         self._base = loc
         if len(src) > MAX_SOURCE:
             self.diags.add("D001", f"this {what} is {len(src):,} characters long; the limit is "
@@ -253,7 +316,7 @@ class Compiler:
 
     # ---- statements ----
 
-    def _block(self, stmts: list, scope: "_Scope", top: bool = False) -> Fn:
+    def _block(self, stmts: list, scope: _Scope, top: bool = False) -> Fn:
         fns = [self._stmt(s, scope) for s in stmts if isinstance(s, Tree)]
         if top:
             def run_top(c: Ctx) -> None:
@@ -271,10 +334,10 @@ class Compiler:
                 f(c)
         return run
 
-    def _suite(self, node: Tree, scope: "_Scope") -> Fn:
+    def _suite(self, node: Tree, scope: _Scope) -> Fn:
         return self._block(node.children, scope)
 
-    def _stmt(self, node: Tree, scope: "_Scope") -> Fn:
+    def _stmt(self, node: Tree, scope: _Scope) -> Fn:
         loc = self._at(node)
         kind = node.data
         if kind in ("assign", "aug_assign"):
@@ -311,7 +374,7 @@ class Compiler:
             raise _CompileError("D001", f"unsupported statement {kind}", loc)
         return _guard(fn, loc)
 
-    def _if(self, node: Tree, scope: "_Scope") -> Fn:
+    def _if(self, node: Tree, scope: _Scope) -> Fn:
         branches: list[tuple[Fn, Fn]] = []
         other: Fn | None = None
         cond = self._expr(node.children[0], scope)
@@ -331,7 +394,7 @@ class Compiler:
                 other(c)
         return run
 
-    def _for(self, node: Tree, scope: "_Scope") -> Fn:
+    def _for(self, node: Tree, scope: _Scope) -> Fn:
         name = str(node.children[0])
         items = self._expr(node.children[1], scope)
         scope.names.add(name)
@@ -350,10 +413,12 @@ class Compiler:
                 body(c)
         return run
 
-    def _assign(self, target: Tree, value: Fn, op: Callable | None, scope: "_Scope") -> Fn:
+    def _assign(self, target: Tree, value: Fn, op: Callable | None, scope: _Scope) -> Fn:
         loc = self._at(target)
         if target.data == "name_target":
             name = str(target.children[0])
+            if self._used is not None:
+                self._used.add(name)
             if name in scope.names:
                 store = "vars"
             elif name in self.sym.globals:
@@ -376,6 +441,8 @@ class Compiler:
             obj = self._expr(target.children[0], scope)
             fname = str(target.children[1])
             loc = self._at(target.children[1])
+            if self._used is not None:
+                self._used.add(fname)
             if fname not in self.sym.fields:
                 hint = ("static attributes never change during play; declare a state field "
                         "in the kind to track it") if fname in self.sym.statics else \
@@ -398,6 +465,7 @@ class Compiler:
             d = cont(c)
             k = key(c)
             v = value(c)
+            writable(c, d, "setting an item")
             if isinstance(d, dict):
                 d[k] = op(d.get(k, 0), v) if op else copy_value(v)
             elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
@@ -408,7 +476,7 @@ class Compiler:
 
     # ---- expressions ----
 
-    def _expr(self, node: Any, scope: "_Scope") -> Fn:
+    def _expr(self, node: Any, scope: _Scope) -> Fn:
         if isinstance(node, Token):  # bare tokens only occur as names here
             return self._name(node, scope)
         handler = getattr(self, "_x_" + node.data, None)
@@ -416,11 +484,13 @@ class Compiler:
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
         return handler(node, scope)
 
-    def _x_name(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_name(self, node: Tree, scope: _Scope) -> Fn:
         return self._name(node.children[0], scope)
 
-    def _name(self, tok: Token, scope: "_Scope") -> Fn:
+    def _name(self, tok: Token, scope: _Scope) -> Fn:
         name = str(tok)
+        if self._used is not None:
+            self._used.add(name)
         if name in scope.names:
             loc = self._at(tok)
 
@@ -434,9 +504,7 @@ class Compiler:
             return lambda c: c.g[name]
         if name in self.sym.constants:
             value = self.sym.constants[name]
-            if isinstance(value, (list, dict)):
-                return lambda c: copy_value(value)
-            return lambda c: value
+            return lambda c: value  # shared: mutating primitives refuse constants (runtime.writable)
         if name in self.sym.collections:
             kind = name
 
@@ -451,33 +519,35 @@ class Compiler:
             hint = f"`{name}` is a function: call it as `{name}(...)`"
         raise _CompileError("D101", f"unknown name `{name}`", self._at(tok), hint)
 
-    def _x_qname(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_qname(self, node: Tree, scope: _Scope) -> Fn:
         tok = node.children[0]
         name = str(tok)[1:-1]
+        if self._used is not None:
+            self._used.add(name)
         if name not in self.sym.constants:
             raise _CompileError("D101", f"unknown id `{name}`", self._at(tok),
                                 did_you_mean(name, self.sym.constants))
         value = self.sym.constants[name]
         return lambda c: value
 
-    def _x_int_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_int_(self, node: Tree, scope: _Scope) -> Fn:
         v = int(node.children[0])
         return lambda c: v
 
-    def _x_decimal(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_decimal(self, node: Tree, scope: _Scope) -> Fn:
         v = float(node.children[0])
         return lambda c: v
 
-    def _x_true(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_true(self, node: Tree, scope: _Scope) -> Fn:
         return lambda c: True
 
-    def _x_false(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_false(self, node: Tree, scope: _Scope) -> Fn:
         return lambda c: False
 
-    def _x_none(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_none(self, node: Tree, scope: _Scope) -> Fn:
         return lambda c: None
 
-    def _x_string(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_string(self, node: Tree, scope: _Scope) -> Fn:
         tok = node.children[0]
         raw = str(tok)[1:-1]
         text = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), raw)
@@ -516,15 +586,15 @@ class Compiler:
             return "".join(out)
         return render
 
-    def _x_list_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_list_(self, node: Tree, scope: _Scope) -> Fn:
         items = [self._expr(ch, scope) for ch in node.children]
         return lambda c: [f(c) for f in items]
 
-    def _x_dict_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_dict_(self, node: Tree, scope: _Scope) -> Fn:
         pairs = [(self._expr(p.children[0], scope), self._expr(p.children[1], scope)) for p in node.children]
         return lambda c: {k(c): v(c) for k, v in pairs}
 
-    def _x_comprehension(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_comprehension(self, node: Tree, scope: _Scope) -> Fn:
         elem_node, name_tok, seq_node, *cond_node = node.children
         name = str(name_tok)
         seq = self._expr(seq_node, scope)
@@ -556,7 +626,7 @@ class Compiler:
             return out
         return comp
 
-    def _x_lambda_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_lambda_(self, node: Tree, scope: _Scope) -> Fn:
         name = str(node.children[0])
         body = self._expr(node.children[1], scope.child({name}))
 
@@ -573,47 +643,47 @@ class Compiler:
             return fn
         return make
 
-    def _x_ternary(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_ternary(self, node: Tree, scope: _Scope) -> Fn:
         a, cond, b = (self._expr(ch, scope) for ch in node.children)
         return lambda c: a(c) if cond(c) else b(c)
 
-    def _x_or_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_or_(self, node: Tree, scope: _Scope) -> Fn:
         a, b = (self._expr(ch, scope) for ch in node.children)
         return lambda c: a(c) or b(c)
 
-    def _x_and_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_and_(self, node: Tree, scope: _Scope) -> Fn:
         a, b = (self._expr(ch, scope) for ch in node.children)
         return lambda c: a(c) and b(c)
 
-    def _x_not_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_not_(self, node: Tree, scope: _Scope) -> Fn:
         a = self._expr(node.children[0], scope)
         return lambda c: not a(c)
 
-    def _x_neg(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_neg(self, node: Tree, scope: _Scope) -> Fn:
         a = self._expr(node.children[0], scope)
         return lambda c: -a(c)
 
-    def _x_compare(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_compare(self, node: Tree, scope: _Scope) -> Fn:
         a = self._expr(node.children[0], scope)
         op = _CMP[str(node.children[1])]
         b = self._expr(node.children[2], scope)
         return lambda c: op(a(c), b(c))
 
-    def _x_in_(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_in_(self, node: Tree, scope: _Scope) -> Fn:
         a, b = self._expr(node.children[0], scope), self._expr(node.children[1], scope)
         return lambda c: a(c) in b(c)
 
-    def _x_not_in(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_not_in(self, node: Tree, scope: _Scope) -> Fn:
         a, b = self._expr(node.children[0], scope), self._expr(node.children[1], scope)
         return lambda c: a(c) not in b(c)
 
-    def _x_binop(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_binop(self, node: Tree, scope: _Scope) -> Fn:
         a = self._expr(node.children[0], scope)
         op = _ARITH[str(node.children[1])]
         b = self._expr(node.children[2], scope)
         return lambda c: op(a(c), b(c))
 
-    def _x_getitem(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_getitem(self, node: Tree, scope: _Scope) -> Fn:
         obj = self._expr(node.children[0], scope)
         key = self._expr(node.children[1], scope)
         loc = self._at(node)
@@ -626,11 +696,13 @@ class Compiler:
                 raise RuleError(f"{describe(o)} has no item {describe(k)}", loc) from None
         return item
 
-    def _x_getattr(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_getattr(self, node: Tree, scope: _Scope) -> Fn:
         obj = self._expr(node.children[0], scope)
         tok = node.children[1]
         fname = str(tok)
         loc = self._at(tok)
+        if self._used is not None:
+            self._used.add(fname)
         if fname not in self.sym.fields and fname not in self.sym.statics and fname not in BUILTIN_ATTRS:
             if self._keys is None:
                 self._keys = self.sym.known_keys()
@@ -657,10 +729,12 @@ class Compiler:
             raise RuleError(f"{describe(o)} has no attribute `{fname}`", loc)
         return attr
 
-    def _x_call(self, node: Tree, scope: "_Scope") -> Fn:
+    def _x_call(self, node: Tree, scope: _Scope) -> Fn:
         name_tok = node.children[0]
         name = str(name_tok)
         loc = self._at(name_tok)
+        if self._used is not None:
+            self._used.add(name)
         raw = node.children[1:]
         if name in SPECIAL_FORMS:
             return self._special(name, raw, scope, loc)
@@ -718,7 +792,7 @@ class Compiler:
             if c.depth >= MAX_CALL_DEPTH:
                 raise RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep", loc)
             saved = c.vars
-            c.vars = dict(zip(params, values))
+            c.vars = dict(zip(params, values, strict=True))
             c.depth += 1
             try:
                 return target(c)
@@ -727,13 +801,15 @@ class Compiler:
                 c.vars = saved
         return call
 
-    def _special(self, name: str, raw: list, scope: "_Scope", loc: Loc) -> Fn:
+    def _special(self, name: str, raw: list, scope: _Scope, loc: Loc) -> Fn:
         table = {"value": self.sym.modifiers, "emit": self.sym.events, "run": self.sym.steps}[name]
         what = {"value": "modifier", "emit": "event", "run": "step"}[name]
         if not raw or not (isinstance(raw[0], Tree) and raw[0].data == "name"):
             raise _CompileError("D103", f"`{name}(...)` needs the name of a {what} first", loc)
         target_tok = raw[0].children[0]
         target = str(target_tok)
+        if self._used is not None:
+            self._used.add(target)
         decl = table.get(target)
         if decl is None:
             raise _CompileError("D107", f"unknown {what} `{target}`", self._at(target_tok),
@@ -754,13 +830,13 @@ class Compiler:
             params = decl.params
 
             def modified(c: Ctx) -> Any:
-                return c.hooks.modify(c, target, base(c), dict(zip(params, [a(c) for a in rest_args])))
+                return c.hooks.modify(c, target, base(c), dict(zip(params, [a(c) for a in rest_args], strict=True)))
             return modified
         hook = "emit" if name == "emit" else "schedule"
         params = decl.params
 
         def fire(c: Ctx) -> None:
-            getattr(c.hooks, hook)(c, target, dict(zip(params, [a(c) for a in args])))
+            getattr(c.hooks, hook)(c, target, dict(zip(params, [a(c) for a in args], strict=True)))
         return fire
 
 
@@ -771,7 +847,7 @@ class _Scope:
         self.names = names
         self.pure = pure
 
-    def child(self, extra: set[str]) -> "_Scope":
+    def child(self, extra: set[str]) -> _Scope:
         return _Scope(self.names | extra, self.pure)
 
 
@@ -822,5 +898,5 @@ def _plain_expected(expected: set[str]) -> str:
     if not words:
         return ""
     if len(words) > 6:
-        words = words[:6] + ["..."]
+        words = [*words[:6], "..."]
     return ", ".join(words)

@@ -14,7 +14,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from dsl.runtime import Ctx, RuleError, copy_value
+from dsl.runtime import Ctx, RuleError, copy_value, writable
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class Primitive:
             if p.kind is p.VAR_POSITIONAL:
                 out.append(f"{p.name}...")
             elif p.default is not p.empty:
-                out.append(f"{p.name}={'none' if p.default is None else p.default}")
+                shown = "none" if p.default is None else "(error if empty)" if p.default is _MISSING else p.default
+                out.append(f"{p.name}={shown}")
             else:
                 out.append(p.name)
         return f"{self.name}({', '.join(out)})"
@@ -375,6 +376,7 @@ def board_set(c: Ctx, name: Any) -> list:
 @primitive("effect")
 def push(c: Ctx, xs: Any, *items: Any) -> None:
     """Append items to the end of a list held in the state."""
+    writable(c, xs, "push()")
     if not isinstance(xs, list):
         raise RuleError(f"push() needs a list, got {describe(xs)}")
     xs.extend(copy_value(i) for i in items)
@@ -383,6 +385,7 @@ def push(c: Ctx, xs: Any, *items: Any) -> None:
 @primitive("effect")
 def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
     """Insert `item` at position `i` of a list held in the state."""
+    writable(c, xs, "insert()")
     if not isinstance(xs, list):
         raise RuleError(f"insert() needs a list, got {describe(xs)}")
     xs.insert(i, copy_value(item))
@@ -391,6 +394,7 @@ def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
 @primitive("effect")
 def remove(c: Ctx, xs: Any, item: Any) -> None:
     """Remove the first occurrence of `item` from a list (or the key from a map); an error if absent."""
+    writable(c, xs, "remove()")
     if isinstance(xs, list):
         try:
             xs.remove(item)
@@ -408,6 +412,7 @@ def remove(c: Ctx, xs: Any, item: Any) -> None:
 @primitive("effect")
 def discard(c: Ctx, xs: Any, item: Any) -> bool:
     """Remove `item` from a list or map if it is there; true if something was removed."""
+    writable(c, xs, "discard()")
     if isinstance(xs, list) and item in xs:
         xs.remove(item)
         return True
@@ -420,6 +425,7 @@ def discard(c: Ctx, xs: Any, item: Any) -> bool:
 @primitive("effect")
 def pop(c: Ctx, xs: Any, i: int = -1) -> Any:
     """Remove and return the item at position `i` (default: the last) of a list."""
+    writable(c, xs, "pop()")
     if not isinstance(xs, list) or not xs:
         raise RuleError(f"pop() needs a non-empty list, got {describe(xs)}")
     return xs.pop(i)
@@ -428,6 +434,7 @@ def pop(c: Ctx, xs: Any, i: int = -1) -> Any:
 @primitive("effect")
 def take(c: Ctx, xs: Any, n: int = 1) -> list:
     """Remove and return the first `n` items of a list (fewer if it is shorter)."""
+    writable(c, xs, "take()")
     if not isinstance(xs, list):
         raise RuleError(f"take() needs a list, got {describe(xs)}")
     got = xs[:n]
@@ -438,6 +445,7 @@ def take(c: Ctx, xs: Any, n: int = 1) -> list:
 @primitive("effect")
 def clear(c: Ctx, xs: Any) -> None:
     """Empty a list or map held in the state."""
+    writable(c, xs, "clear()")
     if not isinstance(xs, (list, dict)):
         raise RuleError(f"clear() needs a list or map, got {describe(xs)}")
     xs.clear()
@@ -446,6 +454,7 @@ def clear(c: Ctx, xs: Any) -> None:
 @primitive("effect")
 def add_count(c: Ctx, d: Any, key: Any, n: int = 1) -> None:
     """Add `n` to `d[key]` of a map of counts (missing keys count 0; a key reaching 0 is removed)."""
+    writable(c, d, "add_count()")
     if not isinstance(d, dict):
         raise RuleError(f"add_count() needs a map, got {describe(d)}")
     v = d.get(key, 0) + n
@@ -470,6 +479,7 @@ def roll(c: Ctx, sides: int) -> int:
 @primitive("chance")
 def shuffle(c: Ctx, xs: Any) -> None:
     """Shuffle a list held in the state, in place."""
+    writable(c, xs, "shuffle()")
     if not isinstance(xs, list):
         raise RuleError(f"shuffle() needs a list, got {describe(xs)}")
 

@@ -66,13 +66,24 @@ class Ctx:
                 "(a loop that does not finish or a procedure that calls itself)", loc)
 
 
+def writable(c: Ctx, x: Any, what: str) -> None:
+    """Constants are shared, not copied, when rules read them: refuse to change one in place."""
+    if id(x) in c.model.frozen_ids:
+        raise RuleError(f"{what} cannot change a constant; copy it into the state first "
+                        "(assigning it to a state field copies it)")
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def copy_value(v: Any) -> Any:
-    """A deep copy of plain data (lists, dicts, scalars): state must never alias itself."""
+    """A deep copy of plain data (lists, dicts, scalars): state must never alias itself.
+    Scalars are copied inline (no call per item): option lists and frames are copied often."""
     t = type(v)
     if t is list:
-        return [copy_value(x) for x in v]
+        return [x if type(x) in _SCALARS else copy_value(x) for x in v]
     if t is dict:
-        return {k: copy_value(x) for k, x in v.items()}
+        return {k: (x if type(x) in _SCALARS else copy_value(x)) for k, x in v.items()}
     # Values loaded from YAML (initial values, constants) are list/dict subclasses that carry
     # source locations: copy them too, as plain data, or every entity would share one list.
     if isinstance(v, list):

@@ -10,20 +10,24 @@ The Python API in brief (see docs/api.md):
         game.apply(d.options[0])
     game.result                            # scores, ranking, winners
 """
+from __future__ import annotations
+
+from typing import Any
+
 __version__ = "0.1.0"
 
-from engine.diagnostics import Diagnostic, Diagnostics, RulesetError
-from engine.game import Decision, Game, IllegalMove
-from engine.model import Model, load
+# The public names are loaded on first use: the rules language (dsl/) imports
+# engine.diagnostics, and an eager import of engine.game here would be circular.
+_PUBLIC = {
+    "Diagnostic": "engine.diagnostics", "Diagnostics": "engine.diagnostics", "RulesetError": "engine.diagnostics",
+    "Decision": "engine.game", "Game": "engine.game", "IllegalMove": "engine.game",
+    "Model": "engine.model", "load": "engine.model",
+}
+__all__ = [*sorted(_PUBLIC), "__version__"]
 
-__all__ = [
-           "Decision",
-           "Diagnostic",
-           "Diagnostics",
-           "Game",
-           "IllegalMove",
-           "Model",
-           "RulesetError",
-           "__version__",
-           "load",
-]
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        import importlib
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")

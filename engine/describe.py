@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.diagnostics import Diagnostics, Loc
-from engine.layering import ENTRY_DEPTH, KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
+from engine.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
 from engine.model import Model, build_combo
 from engine.package import Combo, resolve_combo
 
@@ -195,16 +195,18 @@ def _short(x: Any, width: int = 60) -> str:
 # ---- the resolved ruleset ----
 
 def resolved_text(res: Resolved, combo: Combo) -> str:
-    """The resolved ruleset as YAML, with `# package file:line` after every tracked entry."""
+    """The resolved ruleset as YAML, with `# package file:line` after every entry that has a
+    recorded origin (entries, and whatever a patch set inside one)."""
     out = [f"# {combo.name}: the resolved ruleset" + (f" ({_options_line(combo)})" if combo.options else ""),
            "# Each entry ends with the package and the file:line that set it (a patch, for patched entries)."]
+    emitter = _Emitter(res, out)
     sections = [s for s in SECTION_ORDER if s in res.data] + \
         [s for s in (*KEYED_SECTIONS, *LIST_SECTIONS) if s in res.data and s not in SECTION_ORDER]
     for section in sections:
         value = res.data[section]
         if value in ({}, []):
             continue
-        _Emitter(res, out).entry(section, value, section, 0, ENTRY_DEPTH.get(section, 1) + 1)
+        emitter.entry(section, value, section, 0)
     return "\n".join(out)
 
 
@@ -268,27 +270,33 @@ class _Emitter:
     def __init__(self, res: Resolved, out: list[str]):
         self.res = res
         self.out = out
+        # Paths with a recorded origin somewhere below them: those are written out in full
+        # (one line per key) so that the inner comment has a line to sit on.
+        self.above: set[str] = set()
+        for path in res.provenance:
+            while "." in path:
+                path = path.rpartition(".")[0]
+                if path in self.above:
+                    break
+                self.above.add(path)
 
-    def entry(self, key: Any, value: Any, path: str, indent: int, tracked: int) -> None:
-        """`key: value` at `indent`; paths up to `tracked` parts deep carry provenance."""
-        pad = " " * indent
-        depth = path.count(".") + 1
-        note = _comment(self.res.provenance.get(path)) if depth <= tracked else ""
-        head = f"{pad}{_scalar(key)}:"
-        self.value(head, value, path, indent, tracked, note)
+    def entry(self, key: Any, value: Any, path: str, indent: int) -> None:
+        """`key: value` at `indent`, with the origin of `path` as a comment when known."""
+        note = _comment(self.res.provenance.get(path))
+        self.value(f"{' ' * indent}{_scalar(key)}:", value, path, indent, note)
 
-    def value(self, head: str, value: Any, path: str, indent: int, tracked: int, note: str) -> None:
-        quiet = (isinstance(value, list) or path.count(".") + 1 >= tracked) and not self._has_origins(value)
+    def value(self, head: str, value: Any, path: str, indent: int, note: str) -> None:
+        quiet = path not in self.above and not self._has_origins(value)
         short = _inline(value) if quiet and isinstance(value, (dict, list)) else None
         if short is not None and len(head) + len(short) <= INLINE_WIDTH:
             self.out.append(f"{head} {short}{note}")
         elif isinstance(value, dict) and value:
             self.out.append(head + note)
             for k, v in value.items():
-                self.entry(k, v, f"{path}.{k}", indent + 2, tracked)
+                self.entry(k, v, f"{path}.{k}", indent + 2)
         elif isinstance(value, list) and value:
             self.out.append(head + note)
-            self.items(value, path, indent + 2, tracked)
+            self.items(value, path, indent + 2)
         elif isinstance(value, str) and "\n" in value.rstrip("\n"):
             chomp = "" if value.endswith("\n") and not value.endswith("\n\n") else "-"
             if value.endswith("\n\n") or value[:1] in (" ", "\t"):
@@ -313,7 +321,7 @@ class _Emitter:
             return any(self._has_origins(v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
         return False
 
-    def items(self, lst: list, path: str, indent: int, tracked: int) -> None:
+    def items(self, lst: list, path: str, indent: int) -> None:
         pad = " " * indent
         for i, item in enumerate(lst):
             note = _comment(self.res.inserted_by(lst, i))
@@ -323,10 +331,10 @@ class _Emitter:
                 first = True
                 for k, v in item.items():
                     lead = f"{pad}- " if first else f"{pad}  "
-                    self.value(f"{lead}{_scalar(k)}:", v, f"{path}[{i}].{k}", indent + 2, 0, note if first else "")
+                    self.value(f"{lead}{_scalar(k)}:", v, f"{path}[{i}].{k}", indent + 2, note if first else "")
                     first = False
             elif isinstance(item, list) and item:
                 self.out.append(f"{pad}-{note}")
-                self.items(item, f"{path}[{i}]", indent + 2, 0)
+                self.items(item, f"{path}[{i}]", indent + 2)
             else:
-                self.value(f"{pad}-", item, f"{path}[{i}]", indent, 0, note)
+                self.value(f"{pad}-", item, f"{path}[{i}]", indent, note)

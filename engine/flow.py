@@ -17,8 +17,9 @@ Flow items (see docs/ruleset-format.md):
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from dsl.compiler import Compiler
 from engine.diagnostics import Diagnostics, Loc, did_you_mean
@@ -95,7 +96,7 @@ class FlowCompiler:
         loc = loc_of(parent, key)
         if not isinstance(items, list):
             if isinstance(items, str) and key in ("then", "else", "do"):
-                items = [{"do": items}] if key != "do" else [{"do": items}]
+                items = [{"do": items}]
             else:
                 self.diags.add("F002", f"{label}: expected a list of flow items", loc)
                 return self.add(Node("seq", loc, label))

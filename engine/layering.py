@@ -9,15 +9,16 @@ touch the same entry with no order between them is an error naming both.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from engine.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.package import Combo, Package, ordered_before
-from engine.schema import check_datafile, check_data
+from engine.package import Combo, Package, ordered_before, same_value
+from engine.schema import check_data, check_datafile
 from engine.yamlio import LocDict, LocList, load_yaml, loc_of
 
 # Sections whose entries are keyed by stable ids; anything else in a data file is rejected
@@ -41,6 +42,7 @@ class Resolved:
     # package that inserted it (None: the item was written in the list's own file).
     flow_origins: list[tuple[list, list[tuple[str, Loc] | None]]] = field(default_factory=list)
     patched_sections: set[str] = field(default_factory=set)  # sections changed by replace/merge/remove
+    incomplete: bool = False  # a data file could not be used (its errors are reported)
 
     def where(self, path: str) -> str:
         got = self.provenance.get(path)
@@ -64,15 +66,19 @@ class Resolved:
 
 
 def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
+    """Merge the data files of every package of `combo` (those its options and player count
+    load), apply the expansions' patches in load order, and record where everything came from."""
     res = Resolved(_empty_data())
     by_id = {p.id: p for p in combo.packages}
     for pkg in combo.packages:
         is_base = pkg is combo.base
         for df in pkg.files:
-            if not _included(df.when, combo):
+            if not included(df.when, combo):
                 continue
+            errors = len(diags.errors)
             data = _read_datafile(df.path, df.display, diags)
             if data is None:
+                res.incomplete = res.incomplete or len(diags.errors) > errors
                 continue
             for section, body in data.items():
                 if section not in res.data.key_locs:  # where each section is first written
@@ -194,10 +200,6 @@ def _clone(value: Any) -> Any:
 
 def included(when: dict[str, list], combo: Combo) -> bool:
     """Whether a file with this `when:` loads in `combo` (every player count when none is fixed)."""
-    return _included(when, combo)
-
-
-def _included(when: dict[str, list], combo: Combo) -> bool:
     for k, allowed in when.items():
         value = combo.players if k == "players" else combo.options.get(k)
         if value is None and k == "players":
@@ -206,7 +208,7 @@ def _included(when: dict[str, list], combo: Combo) -> bool:
             # meant for different counts (a board per count) and report them as clashing;
             # validation compiles each other count the files name separately.
             value = max(p.players[0] for p in combo.packages)
-        if not any(str(a) == str(value) for a in allowed):
+        if not any(same_value(a, value) for a in allowed):
             return False
     return True
 
@@ -272,7 +274,9 @@ def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
         return
     path = str(patch[op])
     parent, key = _find(res.data, path)
-    if parent is None or key not in parent or parent is res.data and key not in (*KEYED_SECTIONS, *LIST_SECTIONS):
+    if parent is None or key not in parent or (parent is res.data and key not in (*KEYED_SECTIONS, *LIST_SECTIONS)):
+        if res.incomplete:
+            return  # the entry is probably in a file that could not be read: that error says why
         known = list(parent) if isinstance(parent, dict) else []
         diags.add("P023", f"{op}: there is no `{path}` to change", loc_of(patch, op),
                   hint=did_you_mean(key, known) if known else "paths are entry ids such as `steps.plan` "
@@ -392,6 +396,8 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     where = "before" if "before" in patch else "after"
     found = _flow_lists_with(res.data, anchor)
     if not found:
+        if res.incomplete:
+            return  # see _apply_patch
         names = _all_flow_names(res.data)
         diags.add("P026", f"insert: no flow step named `{anchor}` to insert {where}", loc_of(patch, where),
                   hint=did_you_mean(str(anchor), names))
@@ -406,10 +412,8 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     i = next(i for i, x in enumerate(lst) if _step_name(x) == anchor)
     at = i if where == "before" else i + 1
     lst.insert(at, item)
-    for known, origins in res.flow_origins:
-        if known is lst:
-            break
-    else:
+    origins = next((o for known, o in res.flow_origins if known is lst), None)
+    if origins is None:
         origins = [None] * (len(lst) - 1)
         res.flow_origins.append((lst, origins))
     origins.insert(at, (pkg.id, loc))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from dsl.compiler import Callable_, Compiler, Symbols
 from dsl.primitives import PRIMITIVES
@@ -63,6 +64,7 @@ class Model:
     fingerprint: str
     symbols: Symbols
     checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
+    frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
 
     @property
     def name(self) -> str:
@@ -104,7 +106,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         for fname, fspec in (spec.get("state") or {}).items():
             if isinstance(fspec, dict) and "default" in fspec:
                 k.fields[fname] = fspec["default"]
-                k.visible[fname] = fspec.get("visible", "all")
+                k.visible[fname] = fspec.get("visible", "all") or "none"  # `none` may read as null
             else:
                 k.fields[fname] = fspec
                 k.visible[fname] = "all"
@@ -126,6 +128,12 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             else:
                 for sid in board.spaces:
                     kinds[sk].items[sid] = dict(board.attrs.get(sid, {}))
+        elif isinstance(sk, str) and sk in kinds and isinstance(data["board"].get("spaces"), dict):
+            # The board has errors (already reported): still declare its spaces, so that rules
+            # and cards naming them do not each add a misleading "unknown" error.
+            for sid, attrs in data["board"]["spaces"].items():
+                if isinstance(sid, str):
+                    kinds[sk].items.setdefault(sid, dict(attrs) if isinstance(attrs, dict) else {})
     static: dict[str, dict] = {}
     kind_of: dict[str, str] = {}
     for k in kinds.values():
@@ -152,7 +160,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     globals_visible: dict[str, str] = {}
     for gname, gspec in data["globals"].items():
         if isinstance(gspec, dict) and "default" in gspec:
-            globals_[gname], globals_visible[gname] = gspec["default"], gspec.get("visible", "all")
+            globals_[gname], globals_visible[gname] = gspec["default"], gspec.get("visible", "all") or "none"
         else:
             globals_[gname], globals_visible[gname] = gspec, "all"
     sym.globals = set(globals_)
@@ -164,9 +172,10 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     sym.constants.update({kname: kname for kname in kinds})
     for cname, value in data["constants"].items():
         if cname in sym.constants:
-            diags.add("R003", f"constant `{cname}` has the same name as an id", loc_of(data["constants"], cname, key=True))
-        sym.constants[cname] = value
-    sym.constants["options"] = dict(combo.options)
+            diags.add("R003", f"constant `{cname}` has the same name as an id",
+                      loc_of(data["constants"], cname, key=True))
+        sym.constants[cname] = copy_value(value)  # plain data: the loader's located types stay behind
+    sym.option_names = {str(k) for k in combo.options}
     sym.fields = {f for k in kinds.values() for f in k.fields}
     sym.statics = {a for s in static.values() for a in s}
     sym.collections = {c: c for c in collections}
@@ -202,7 +211,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         do = comp.effect(t["do"], loc_of(t, "do"), params, f"trigger `{tid}`")
         rank = pkg_rank.get(res.provenance.get(f"triggers.{tid}", ("", Loc()))[0], 0)
         tlist.append((int(t.get("order", 0)), rank, tid, ev, when, do))
-    for order, rank, tid, ev, when, do in sorted(tlist, key=lambda x: x[:3]):
+    for _order, _rank, tid, ev, when, do in sorted(tlist, key=lambda x: x[:3]):
         triggers.setdefault(ev, []).append((tid, when, do))
     layer_order = list(data["modifier_layers"])
     modifiers: dict[str, list] = {}
@@ -217,7 +226,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                           loc_of(layer, "layer"), hint=did_you_mean(layer["layer"], layer_order))
                 continue
             scope = set(params) | {"value"}
-            when = comp.expression(layer["when"], loc_of(layer, "when"), scope, "condition") if "when" in layer else None
+            when = comp.expression(layer["when"], loc_of(layer, "when"), scope, "condition") \
+                if "when" in layer else None
             value = comp.expression(layer["value"], loc_of(layer, "value"), scope, "value")
             rank = pkg_rank.get(res.provenance.get(f"modifiers.{mname}.layers.{lid}", ("", Loc()))[0], 0)
             entries.append((layer_order.index(layer["layer"]), rank, lid, when, value))
@@ -253,8 +263,21 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                   functions, procedures, triggers, modifiers, modifier_params, fc.nodes, fc.step_index, root,
                   score, tiebreak, evaluate, status, list(display.get("player_names") or []), fingerprint, sym,
                   checks)
+    model.frozen_ids = _container_ids(sym.constants.values())
     run_checks(model, checks, diags)
     return None if diags.errors else model
+
+
+def _container_ids(values: Any) -> frozenset[int]:
+    """The ids of every list and map inside the constants, which rules share without copying."""
+    ids: set[int] = set()
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, dict)) and id(v) not in ids:
+            ids.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    return frozenset(ids)
 
 
 def _check_refs(data: dict, kinds: dict[str, Kind], board: Board | None, diags: Diagnostics) -> None:

@@ -98,9 +98,10 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
     here we only take what we need, defensively."""
     mpath = folder / MANIFEST
     display = _display(mpath)
+    errors = len(diags.errors)
     data = load_yaml(mpath, diags, display_name=display)
     if not isinstance(data, dict):
-        if data is not None or not diags.errors:
+        if data is not None or len(diags.errors) == errors:  # an empty file, or not a mapping
             diags.add("P002", "the manifest must be a mapping with at least id, name, version and players",
                       Loc(display, 1, 1))
         return None
@@ -109,11 +110,18 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
         return None
     pid = str(data["id"])
     players = data["players"]
-    pmin, pmax = (players, players) if isinstance(players, int) else (players["min"], players["max"])
+    pmin, pmax = (players, players) if not isinstance(players, dict) else (players["min"], players["max"])
+    pmin, pmax = int(pmin), int(pmax)  # the schema admits 3.0 (a whole number, in JSON terms)
+    if pmin > pmax:
+        diags.add("P016", f"players: min {pmin} is more than max {pmax}", loc_of(data, "players"),
+                  hint="write {min: fewest, max: most}")
     options = {}
     for name, spec in (data.get("options") or {}).items():
         options[str(name)] = {"values": list(spec["values"]), "default": spec["default"],
                               "description": spec.get("description", "")}
+        if not any(same_value(v, spec["default"]) for v in spec["values"]):
+            diags.add("P014", f"option `{name}`: the default `{spec['default']}` is not one of its values",
+                      loc_of(spec, "default"), hint=f"values: {', '.join(map(str, spec['values']))}")
     pkg = Package(pid, str(data["name"]), str(data["version"]), folder, data, display, (pmin, pmax), options,
                   data.get("extends"), list(data.get("requires") or []), list(data.get("conflicts") or []),
                   list(data.get("after") or []))
@@ -180,7 +188,7 @@ def _check_when(pkg: Package, entry: Any, when: dict[str, list], loc: Loc, diags
             continue
         allowed = pkg.options[opt]["values"]
         for i, v in enumerate(values):
-            if not any(str(a) == str(v) for a in allowed):
+            if not any(same_value(a, v) for a in allowed):
                 vloc = loc_of(raw[opt], i) if isinstance(raw[opt], list) else loc_of(raw, opt)
                 diags.add("P015", f"`when: {opt}` value `{v}` is not a value of option `{opt}`: the file "
                           "would never load", _first(vloc, wloc),
@@ -293,7 +301,7 @@ def _extends_cycle(pkgs: list[Package], by_id: dict[str, Package], diags: Diagno
         cur = start
         while cur.extends and cur.extends in by_id:
             if cur.extends in chain:
-                cycle = chain[chain.index(cur.extends):] + [cur.extends]
+                cycle = [*chain[chain.index(cur.extends):], cur.extends]
                 diags.add("P012", f"these rulesets extend each other in a cycle: {' -> '.join(cycle)}",
                           by_id[cycle[0]].loc("extends"),
                           hint="a base ruleset has no `extends`; an expansion extends its base")
@@ -354,7 +362,7 @@ def _choose_options(order: list[Package], given: dict[str, Any], diags: Diagnost
             ok = False
             continue
         allowed = declared[k]["values"]
-        match = next((a for a in allowed if str(a) == str(v)), _NO)
+        match = next((a for a in allowed if same_value(a, v)), _NO)
         if match is _NO:
             diags.add("P013", f"option `{k}` cannot be `{v}`", Loc("<command line>"),
                       hint=f"allowed: {', '.join(map(str, allowed))}")
@@ -365,3 +373,17 @@ def _choose_options(order: list[Package], given: dict[str, Any], diags: Diagnost
 
 
 _NO = object()
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two option values are the same, however they were written: `none` (or YAML's
+    null) and `true`/`false` match their text from a command line, numbers their digits."""
+    return _as_text(a) == _as_text(b)
+
+
+def _as_text(x: Any) -> str:
+    if x is None:
+        return "none"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    return str(x).lower() if str(x).lower() in ("none", "null", "true", "false") else str(x)

@@ -1,30 +1,33 @@
-"""Check loaded YAML against the JSON Schemas in schemas/, with located, plain-words errors."""
+"""Check loaded YAML against the JSON Schemas in schemas/, with located, plain-words errors.
+
+The checking itself is engine/schemacheck.py (the keywords our schemas use); this module
+turns each schema error into a diagnostic a modder understands (codes S001-S099)."""
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from importlib import resources
-from typing import Any, Callable
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import Any
 
 from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.schemacheck import Checker
+from engine.schemacheck import SchemaError as ValidationError
 from engine.yamlio import loc_of
 
 SCHEMA_FILES = {"manifest": "manifest.schema.json", "ruleset": "ruleset.schema.json"}
 MAX_ERRORS_PER_FILE = 50
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(kind: str) -> dict:
     text = resources.files("schemas").joinpath(SCHEMA_FILES[kind]).read_text(encoding="utf-8")
     return json.loads(text)
 
 
-@lru_cache(maxsize=None)
-def _validator(kind: str) -> Draft202012Validator:
-    return Draft202012Validator(schema(kind))
+@cache
+def _validator(kind: str) -> Checker:
+    return Checker(schema(kind))
 
 
 def check_manifest(data: Any, file: str, diags: Diagnostics) -> bool:
@@ -106,10 +109,13 @@ def _explain(err: ValidationError, locate: Locator) -> tuple[str, str, str, Loc]
     if v == "type":
         want = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         words = " or ".join(_TYPE_WORDS.get(w, w) for w in want)
-        return "S004", f"{where} must be {words}, not {_value_word(err.instance)}", "", loc
+        hint = "nothing is written after the `:`; a value starting with # must be quoted (an unquoted # " \
+            "starts a comment)" if err.instance is None else ""
+        return "S004", f"{where} must be {words}, not {_value_word(err.instance)}", hint, loc
     if v == "enum":
+        allowed = [v for v in err.validator_value if v is not None or "none" not in err.validator_value]
         return ("S005", f"{where} cannot be `{err.instance}`",
-                f"allowed: {', '.join(map(str, err.validator_value))}", loc)
+                f"allowed: {', '.join('null' if v is None else str(v) for v in allowed)}", loc)
     if v == "pattern" and "propertyNames" in err.schema_path:
         # The error's path is the mapping; point at the offending key itself.
         loc = locate([*path, err.instance], True)
@@ -162,7 +168,9 @@ def _explain_alternatives(err: ValidationError, where: str, loc: Loc,
             candidates.append(errors)
     if not candidates:
         words = " or ".join(_TYPE_WORDS.get(w, w) for w in wanted)
-        return "S004", f"{where} must be {words}, not {_value_word(err.instance)}", "", loc
+        hint = "nothing is written after the `:`; a value starting with # must be quoted (an unquoted # " \
+            "starts a comment)" if err.instance is None else ""
+        return "S004", f"{where} must be {words}, not {_value_word(err.instance)}", hint, loc
     # The closest form: the fewest problems, then the deepest one (it says the most).
     errors = min(candidates, key=lambda es: (all(e.validator == "not" for e in es), len(es),
                                              -max(len(e.absolute_path) for e in es)))

@@ -5,10 +5,13 @@ A target is a bundled id, a package folder, a folder of package folders, or a CO
 extends and requires (found as sibling folders, else among the bundled ones).
 
 A package's files may load only for some option values or player counts (`when:` in the
-manifest), so one build is not enough: every combination of the values that decide which
-files load is compiled once (see `variants`), so a broken moon-side file is found even
-though the default is the sun side. Diagnostics found in several variants are reported
-once. YAML files read by several variants and combos are parsed once per run.
+manifest), so one build is not enough: `variants` picks the builds that together compile
+every file at least once, so a broken moon-side file is found even though the default is
+the sun side. Diagnostics found in several builds are reported once.
+
+Speed: within one run each data file is read and schema-checked once (`reading_cache`),
+each rule text parsed once, and a text is compiled again only where a name it uses means
+something else (`compile_cache`), so the extra builds cost little.
 """
 from __future__ import annotations
 
@@ -16,11 +19,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dsl.compiler import compile_cache
 from engine.diagnostics import Diagnostic, Diagnostics
 from engine.layering import included, reading_cache
 from engine.model import MAX_PLAYERS, build_combo, run_checks
+from engine.package import (
+    MANIFEST,
+    Combo,
+    Package,
+    bundled_root,
+    locate,
+    read_package,
+    resolve_combo,
+    same_value,
+)
 from engine.yamlio import loc_of
-from engine.package import MANIFEST, Combo, Package, bundled_root, locate, read_package, resolve_combo
+
 
 def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:
     """Validate every target; return the diagnostics (sorted later by the reporter) and the
@@ -28,8 +42,8 @@ def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:
     diags = Diagnostics()
     checked: list[str] = []
     seen: set[tuple] = set()
-    with reading_cache():
-        for target in expand_targets(targets, diags):
+    with reading_cache(), compile_cache():
+        for target in expand_targets(targets):
             local = Diagnostics()
             combo = combo_for(target, local)
             if combo is not None:
@@ -43,7 +57,7 @@ def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:
     return diags, checked
 
 
-def expand_targets(targets: list[str], diags: Diagnostics) -> list[str]:
+def expand_targets(targets: list[str]) -> list[str]:
     """Targets with every folder of packages replaced by its package folders.
 
     Names starting with `_` or `.` that are not packages (`__init__.py`, `__pycache__`) are
@@ -126,7 +140,7 @@ def _find_dependency(pkg: Package, dep: str) -> str | None:
 
 
 def validate_combo(combo_text: str, diags: Diagnostics) -> None:
-    """Build every variant of a combo that loads a different set of files."""
+    """Build the variants of a combo (see `variants`); report each problem once."""
     combo = resolve_combo(combo_text, diags, {}, None)
     if combo is None:
         return
@@ -194,7 +208,7 @@ def variants(combo: Combo) -> list[tuple[dict[str, Any], list[int]]]:
             ok = True
             for opt, allowed in g.when.items():
                 if opt == "players":
-                    good = [n for n in counts if n is not None and any(str(a) == str(n) for a in allowed)]
+                    good = [n for n in counts if n is not None and any(same_value(a, n) for a in allowed)]
                     if trial_players in good:
                         continue
                     if "players" in trial_fixed or not good:
@@ -203,8 +217,8 @@ def variants(combo: Combo) -> list[tuple[dict[str, Any], list[int]]]:
                     trial_players = good[0]
                     trial_fixed.add("players")
                     continue
-                values = [v for v in declared.get(opt, {}).get("values", []) if any(str(a) == str(v) for a in allowed)]
-                if any(str(a) == str(trial.get(opt)) for a in allowed):
+                values = [v for v in declared.get(opt, {}).get("values", []) if any(same_value(a, v) for a in allowed)]
+                if any(same_value(a, trial.get(opt)) for a in allowed):
                     trial_fixed.add(opt)
                     continue
                 if opt in trial_fixed or not values:

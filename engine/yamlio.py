@@ -279,6 +279,8 @@ class _Builder:
         tag = ev.tag
         if tag is None or tag == "!":  # not explicitly tagged: quoted is text, plain is resolved
             tag = _RESOLVER.resolve(yaml.ScalarNode, ev.value, ev.implicit) if ev.implicit[0] else _T + "str"
+            if ev.implicit[0] and ev.value == "none":
+                tag = _T + "null"  # plain `none` means nothing, as it does in the rules language
         value: Any = ev.value
         if tag == _T + "null":
             value = None

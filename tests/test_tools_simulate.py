@@ -54,7 +54,8 @@ def test_rotation_seats_every_bot_in_every_seat():
 
 def test_an_interrupted_two_job_sweep_resumes_to_the_rows_of_a_one_job_run(reference, tmp_path):
     db = str(tmp_path / "resumed.db")
-    args = ["simulate", *SWEEP, "--games", "200", "--jobs", "2", "--chunk", "10", "--db", db]
+    # spawn: the start method of macOS and Windows (Linux defaults to fork), so spawn-safety stays tested
+    args = ["simulate", *SWEEP, "--games", "200", "--jobs", "2", "--chunk", "10", "--start-method", "spawn", "--db", db]
     assert main([*args, "--stop-after", "60"]) == 0
     partial = rows(db)
     assert 60 <= len(partial) < 200

@@ -33,6 +33,7 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "yaml-alias-bomb":        ("Y004", "zz-bomb.yaml", 7, 14, "too much data"),
     "yaml-deep-nesting":      ("Y005", "zz-deep.yaml", 2, 68, "deeper than 64"),
     "yaml-huge-file":         ("Y006", "zz-huge.yaml", 0, 0, "larger than"),
+    "yaml-merge-key":         ("Y007", "rules.yaml", 5, 5, "merge keys"),
     "yaml-python-tag":        ("Y008", "rules.yaml", 12, 8, "unsupported tag"),
     # ---- S: the shape of files ----
     "manifest-unknown-key":   ("S002", "ruleset.yaml", 5, 1, "unknown key `extend`"),
@@ -44,6 +45,12 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "data-unknown-key":       ("S002", "rules.yaml", 4, 5, "unknown key `then` in triggers.bonus"),
     "data-missing-key":       ("S003", "rules.yaml", 3, 5, "triggers.bonus needs `do`"),
     "data-wrong-type":        ("S004", "rules.yaml", 4, 12, "order must be a whole number"),
+    "flow-item-not-a-step":   ("S004", "rules.yaml", 9, 14, "flow.1 must be text or a mapping"),
+    "board-colour-unquoted":  ("S004", "board.yaml", 8, 13, "color must be text, not empty"),
+    "data-not-allowed-value": ("S005", "rules.yaml", 3, 32, "visible cannot be `everyone`"),
+    "patch-two-forms":        ("S007", "rules.yaml", 2, 5, "fits more than one form"),
+    "manifest-out-of-range":  ("S008", "ruleset.yaml", 4, 16, "0 is less than the minimum of 1"),
+    "board-bad-layout":       ("S008", "board.yaml", 11, 15, "board.layout.A"),
     "data-bad-name":          ("S006", "rules.yaml", 3, 3, "`big-turn` is not a valid name"),
     "data-flow-item-shape":   ("S002", "rules.yaml", 12, 5, "unknown key `times` in flow.1"),
     "data-empty-file":        ("S010", "zz-empty.yaml", 1, 1, "empty"),
@@ -75,12 +82,14 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     # ---- R: references ----
     "board-unknown-space-kind":    ("R001", "board.yaml", 2, 15, "space_kind `provinces`"),
     "id-used-by-two-kinds":        ("R002", "rules.yaml", 4, 7, "id `Aki` is used by two kinds"),
+    "constant-named-like-an-id":   ("R003", "rules.yaml", 2, 3, "constant `Aki` has the same name as an id"),
     "dsl-builtin-name-clash":      ("R004", "rules.yaml", 2, 3, "`max` is a built-in function"),
     "trigger-unknown-event":       ("R005", "rules.yaml", 3, 11, "unknown event `advance`"),
     "modifier-unknown-layer":      ("R006", "rules.yaml", 5, 21, "layer `rule`"),
     "result-missing":              ("R007", "ruleset.yaml", 1, 1, "no `result:`"),
     "check-card-count":            ("R008", "tests/rulesets/mini-map/board.yaml", 37, 14,
                                     "one card for each province"),
+    "check-cannot-be-evaluated":   ("R009", "rules.yaml", 14, 13, "check `deck` cannot be evaluated"),
     "card-names-unknown-province": ("R010", "rules.yaml", 4, 26, "province `Gifu` is not a province"),
     # ---- G: the board ----
     "board-unknown-space-in-link": ("G001", "board.yaml", 10, 32, "unknown province `D`"),
@@ -90,13 +99,18 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "board-space-in-two-regions":  ("G005", "board.yaml", 9, 22, "`B` is in two regions"),
     "board-disconnected":          ("G006", "board.yaml", 6, 5, "not connected"),
     "board-malformed-link":        ("G007", "board.yaml", 10, 20, "pair of two province ids"),
+    "board-colour-not-hex":        ("G008", "board.yaml", 8, 14, "is not #rrggbb"),
     # ---- P: packages and patches ----
+    "not-a-package":              ("P001", ".", 0, 0, "has no ruleset.yaml manifest"),
     "manifest-not-mapping":       ("P002", "ruleset.yaml", 1, 1, "must be a mapping"),
     "manifest-empty":             ("P002", "ruleset.yaml", 1, 1, "must be a mapping"),
     "manifest-missing-file":      ("P003", "ruleset.yaml", 5, 21, "`board.yaml` listed in the manifest does not exist"),
     "file-outside-package":       ("P003", "tiny/ruleset.yaml", 5, 21, "outside the package folder"),
     "when-unknown-option":        ("P004", "ruleset.yaml", 9, 31, "option `sides`"),
+    "combo-names-a-package-twice": ("P006", "ruleset.yaml", 1, 5, "named twice in the combo"),
     "combo-without-base":         ("P007", "east/ruleset.yaml", 5, 10, "no base ruleset"),
+    "option-default-not-a-value": ("P014", "ruleset.yaml", 6, 40, "the default `mars` is not one of its values"),
+    "manifest-players-reversed":  ("P016", "ruleset.yaml", 4, 10, "min 4 is more than max 2"),
     "extends-missing":            ("P008", "ruleset.yaml", 5, 10, "extends `no-such-game`, which cannot be found"),
     "requires-missing":           ("P009", "ruleset.yaml", 6, 12, "requires `race-extras`"),
     "conflicts-present":          ("P010", "calm/ruleset.yaml", 6, 13, "`calm` cannot be combined with `storm`"),
@@ -109,6 +123,7 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "patch-merge-not-mapping":    ("P024", "rules.yaml", 2, 5, "must both be mappings"),
     "patch-conflict":             ("P025", "wild/rules.yaml", 2, 5, "`wild` and `slow` both change"),
     "patch-insert-unknown-step":  ("P026", "rules.yaml", 6, 13, "no flow step named `scoring`"),
+    "patch-insert-ambiguous-step": ("P027", "rules.yaml", 8, 12, "appears in 2 flows"),
 }
 
 # Cases that are not validated as their own folder (or with the fixture they extend).
@@ -119,6 +134,8 @@ TARGETS = {
     "patch-conflict-ordered": ["tests/rulesets/race+tests/broken/patch-conflict-ordered/slow"
                                "+tests/broken/patch-conflict-ordered/wild"],
     "combo-without-base": ["tests/broken/combo-without-base/east+tests/broken/combo-without-base/west"],
+    "combo-names-a-package-twice": ["tests/broken/combo-names-a-package-twice"
+                                    "+tests/broken/combo-names-a-package-twice"],
     "file-outside-package": ["tests/broken/file-outside-package/tiny"],
     "extends-cycle": ["tests/broken/extends-cycle/a"],
 }
@@ -199,7 +216,8 @@ def test_case_in_human_and_json_output(case: str, tmp_path: Path, capsys: pytest
     head = f":{line}:{col}: {match[0]['severity']}[{code}]: " if line else f": {match[0]['severity']}[{code}]: "
     lines = err.splitlines()
     at = next(i for i, text in enumerate(lines) if head in text and text.startswith(match[0]["file"]))
-    text_lines = Path(match[0]["file"]).read_text(encoding="utf-8", errors="replace").splitlines()
+    shown = Path(match[0]["file"])
+    text_lines = shown.read_text(encoding="utf-8", errors="replace").splitlines() if shown.is_file() else []
     if 0 < line <= len(text_lines):  # the source line, then a caret under the column
         gutter = f"{line:>5} | "
         assert lines[at + 1].startswith(gutter)

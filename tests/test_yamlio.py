@@ -436,3 +436,12 @@ def test_bad_path_does_not_raise():
     diags = Diagnostics()
     assert load_yaml("nul\0byte.yaml", diags) is None
     assert found(diags) == [("Y009", 0, 0)]
+
+
+def test_plain_none_is_nothing_and_keys_like_on_are_names() -> None:
+    """Our data speaks the rules language: `none` is nothing (quote it for the text), and
+    YAML 1.1's boolean words (`on`, `yes`) as keys are names, as in `triggers: {t: {on: built}}`."""
+    d = Diagnostics()
+    got = load_yaml_text('a: none\nb: "none"\non: built\nyes: 1\nflag: on\n', "f.yaml", d)
+    assert not d.items
+    assert got == {"a": None, "b": "none", "on": "built", "yes": 1, "flag": True}

@@ -583,8 +583,10 @@ def cmd_map(args: argparse.Namespace) -> int:
             print(f"daimyo: {e}", file=sys.stderr)
             return 1
     if args.out:
-        print(f"wrote {args.out}{f' and {args.png}' if args.png else ''}: {len(board.spaces)} {board.space_kind}s, "
-              f"{len(board.links())} links{f', {len(grey)} greyed' if grey else ''}", file=sys.stderr)
+        also = f" and {args.png}" if args.png else ""
+        greyed = f", {len(grey)} greyed" if grey else ""
+        print(f"wrote {args.out}{also}: {len(board.spaces)} spaces ({board.space_kind}), {len(board.links())} links"
+              f"{greyed}", file=sys.stderr)
     return 0
 
 

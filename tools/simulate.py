@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tools.store import Store, SweepSpec
@@ -104,8 +104,12 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
 _MODELS: dict[str, Any] = {}  # per process: the compiled rules, loaded once
 
 
+def _model_key(combo: str, options: dict, players: int) -> str:
+    return json.dumps([combo, options, players], sort_keys=True)
+
+
 def _model(combo: str, options: dict, players: int, fingerprint: str) -> Any:
-    key = json.dumps([combo, options, players], sort_keys=True)
+    key = _model_key(combo, options, players)
     model = _MODELS.get(key)
     if model is None:
         from engine.model import load
@@ -139,25 +143,59 @@ def play_chunk(task: dict) -> tuple[list[dict], int, int]:
     return rows, os.getpid(), rss_kb()
 
 
-def _ignore_sigint() -> None:
-    # The parent handles Ctrl-C (commit, then stop the workers); workers must not die mid-write.
+def _worker_init() -> None:
+    # The parent handles Ctrl-C (commit, then stop the workers): workers ignore it. A forked
+    # worker would inherit the parent's SIGTERM handler; terminate() must simply end it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _local_results(tasks: list[dict], jobs: int) -> Iterator[tuple[list[dict], int, int]]:
+START_METHODS = ("fork", "spawn", "forkserver")
+
+
+def start_method(requested: str | None = None) -> str:
+    """How worker processes start. Default: `fork` on Linux when this process runs no other
+    thread (workers then inherit the compiled rules: no start-up cost), else `spawn`. The
+    worker code is spawn-safe either way, and the rows do not depend on the method."""
+    if requested:
+        return requested
+    import threading
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+def _local_results(tasks: list[dict], jobs: int, method: str = "spawn") -> Iterator[tuple[list[dict], int, int]]:
     if jobs <= 1:
         for task in tasks:
             yield play_chunk(task)
         return
     import multiprocessing as mp
-    ctx = mp.get_context("spawn")  # same behaviour on Linux, macOS and Windows; no state inherited
-    pool = ctx.Pool(jobs, initializer=_ignore_sigint)
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    # An executor (not multiprocessing.Pool) so that a worker that dies is an error, not a hang.
+    pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context(method), initializer=_worker_init)
+    queue = list(reversed(tasks))
+    running: set = set()
     try:
-        yield from pool.imap_unordered(play_chunk, tasks)
-        pool.close()
+        while queue or running:
+            while queue and len(running) < 2 * jobs:  # a little ahead of the workers, never the whole sweep
+                running.add(pool.submit(play_chunk, queue.pop()))
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    yield future.result()
+                except BrokenProcessPool as e:
+                    raise SweepError("a worker process died (out of memory? killed?). When calling run_sweep "
+                                     "from a script, guard it with `if __name__ == \"__main__\":`") from e
     finally:
-        pool.terminate()
-        pool.join()
+        for future in running:
+            future.cancel()
+        # Stop the workers now rather than after their current chunk (3.11 has no public way).
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ray_results(tasks: list[dict], jobs: int, address: str | None) -> Iterator[tuple[list[dict], int, int]]:
@@ -277,14 +315,13 @@ class SweepOutcome:
     stored: int         # rows of the sweep in the file now
     played: int         # games played by this run
     seconds: float
-    status: str         # done | stopped | interrupted
+    status: str         # done | stopped | interrupted (| failed, in the runs table only)
     jobs: int
     backend: str
     rss_first_kb: int | None
     rss_last_kb: int | None
     errors: int = 0
     first_result_s: float | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def games_per_s(self) -> float:
@@ -333,7 +370,8 @@ def run_sweep(combo: str, players: int | None, games: int, *, jobs: int = 1, bot
               rotate: bool = False, seed: int = 1, options: dict | None = None, db: str = DEFAULT_DB,
               backend: str = "local", address: str | None = None, progress: bool = True,
               stop_after: int | None = None, max_decisions: int = DEFAULT_MAX_DECISIONS,
-              chunk: int | None = None, stream: TextIO | None = None) -> SweepOutcome:
+              chunk: int | None = None, stream: TextIO | None = None,
+              start: str | None = None) -> SweepOutcome:
     """Run (or resume, or extend) a sweep and store its rows in `db`. Raises SweepError when
     it cannot start. Ctrl-C stops it cleanly: what was played is committed first."""
     from engine import __version__
@@ -344,6 +382,8 @@ def run_sweep(combo: str, players: int | None, games: int, *, jobs: int = 1, bot
         raise SweepError("--games must be 0 or more")
     if backend not in ("local", "ray"):
         raise SweepError(f"unknown backend `{backend}`; choose local or ray")
+    if start is not None and start not in START_METHODS:
+        raise SweepError(f"unknown start method `{start}`; choose {', '.join(START_METHODS)}")
     diags = Diagnostics()
     model = build(combo, options or {}, players, diags)
     if model is not None and players is None:
@@ -371,7 +411,10 @@ def run_sweep(combo: str, players: int | None, games: int, *, jobs: int = 1, bot
         if backend == "ray":
             results: Iterable = _ray_results(tasks, jobs, address)
         else:
-            results = _local_results(tasks, jobs)
+            # This process (jobs=1) and forked workers reuse the rules compiled above.
+            _MODELS.clear()
+            _MODELS[_model_key(combo, opts, players)] = model
+            results = _local_results(tasks, jobs, start_method(start))
         played = errors = 0
         first_rss: dict[int, int] = {}
         last_rss: dict[int, int] = {}
@@ -401,6 +444,9 @@ def run_sweep(combo: str, players: int | None, games: int, *, jobs: int = 1, bot
                     break
         except KeyboardInterrupt:
             status = "interrupted"
+        except Exception:
+            status = "failed"
+            raise
         finally:
             close = getattr(results, "close", None)
             if close is not None:
@@ -450,6 +496,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="a game still running after N decisions is stored as unfinished "
                    f"(default {DEFAULT_MAX_DECISIONS:,})")
     p.add_argument("--chunk", type=int, default=None, metavar="N", help="games per task (default: automatic)")
+    p.add_argument("--start-method", choices=START_METHODS, default=None,
+                   help="how worker processes start (default: fork on Linux, else spawn)")
     p.add_argument("--stop-after", type=int, default=None, metavar="N", help=argparse.SUPPRESS)  # tests: stop early
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the run's figures as JSON")
@@ -471,7 +519,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         outcome = run_sweep(args.combo, args.players, args.games, jobs=jobs, bots=args.bots, rotate=args.rotate,
                             seed=args.seed, options=parse_options(args.option), db=args.db, backend=args.backend,
                             address=args.address, progress=not args.no_progress, stop_after=args.stop_after,
-                            max_decisions=args.max_decisions, chunk=args.chunk)
+                            max_decisions=args.max_decisions, chunk=args.chunk, start=args.start_method)
     except SweepError as e:
         print(f"daimyo: {e}", file=sys.stderr)
         return 1

@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS runs (
     finished REAL,
     games INTEGER NOT NULL DEFAULT 0,   -- games played by this run
     seconds REAL,
-    status TEXT NOT NULL,               -- running | done | stopped | interrupted
+    status TEXT NOT NULL,               -- running | done | stopped | interrupted | failed
     rss_first_kb INTEGER,               -- largest worker RSS after its first batch
     rss_last_kb INTEGER                 -- largest worker RSS after its last batch
 );
@@ -156,17 +156,14 @@ class Store:
     # ---- writing ----
 
     def sweep_id(self, spec: SweepSpec, rules: dict, engine_version: str) -> int:
-        """The id of the sweep `spec`, created if new."""
-        row = self.db.execute("SELECT id FROM sweeps WHERE key=?", (spec.key,)).fetchone()
-        if row:
-            return int(row[0])
-        cur = self.db.execute(
-            "INSERT INTO sweeps (key, combo, options, players, bots, rotate, seed, fingerprint, rules, created, "
-            "engine_version) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        """The id of the sweep `spec`, created if new (two processes may race here: both get one id)."""
+        self.db.execute(
+            "INSERT OR IGNORE INTO sweeps (key, combo, options, players, bots, rotate, seed, fingerprint, rules, "
+            "created, engine_version) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (spec.key, spec.combo, dumps(spec.options), spec.players, dumps(list(spec.bots)), int(spec.rotate),
              spec.seed, spec.fingerprint, dumps(rules), time.time(), engine_version))
         self.db.commit()
-        return int(cur.lastrowid)
+        return int(self.db.execute("SELECT id FROM sweeps WHERE key=?", (spec.key,)).fetchone()[0])
 
     def done(self, sweep_id: int) -> set[int]:
         """Game numbers already stored for a sweep."""
