@@ -1,14 +1,15 @@
-"""Compile rule text (expressions and effects) into Python closures, once, at load time.
+"""Compile rule text (expressions and effects) into Python functions, once, at load time.
 
 Every name is resolved here against the ruleset's declarations (`Symbols`): locals,
 state globals, constants and entity ids, functions, procedures, events, modifiers, steps
 and the whitelisted primitives. Unknown names are located diagnostics with a
-"did you mean" hint. The closures reach only the evaluation context (`Ctx`): no Python
-attribute access, no imports, no builtins. At play time no parsing happens.
+"did you mean" hint. Each checked text is written as a small Python function (see
+dsl/codegen.py) that reaches only the evaluation context (`Ctx`), the helpers and the
+whitelisted primitives: no Python attribute access of the rule's own, no imports, no
+builtins. At play time no parsing happens.
 """
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,14 +23,13 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.indenter import Indenter
 
-from dsl.primitives import PRIMITIVES, describe
-from dsl.runtime import Ctx, RuleError, Stop, copy_value, writable
+from dsl.codegen import AUG_OPS, Unit
+from dsl.primitives import PRIMITIVES
+from dsl.runtime import Ctx
 from engine.diagnostics import Diagnostics, Loc, did_you_mean
 
 Fn = Callable[[Ctx], Any]
 MAX_SOURCE = 100_000  # characters in one rule text
-MAX_CALL_DEPTH = 200
-MAX_SEQUENCE = 1_000_000  # items in a list or characters in a text built by `*`
 
 
 class _Indent(Indenter):
@@ -138,37 +138,15 @@ class Symbols:
 
 
 # Names every ruleset has; their values come from the state.
-BUILTIN_NAMES = {
-    "players": lambda c: c.state["players"],
-    "num_players": lambda c: len(c.state["players"]),
-    "spaces": lambda c: list(c.model.board.spaces) if c.model.board else [],
-    "options": lambda c: copy_value(c.model.combo.options),
+BUILTIN_NAMES = {  # as Python source for the generated code
+    "players": 'c.state["players"]',
+    "num_players": '_len(c.state["players"])',
+    "spaces": "_spaces(c)",
+    "options": "_copy(c.model.combo.options)",
 }
 BUILTIN_ATTRS = {"id", "kind", "region"}
 SPECIAL_FORMS = {"value", "emit", "run"}
 
-_CMP = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-        ">": operator.gt, ">=": operator.ge}
-
-
-def _add(x: Any, y: Any) -> Any:
-    # Doubling a list or a text in a loop reaches any size in a few steps: bound it.
-    if type(x) in (str, list) and type(y) is type(x) and len(x) + len(y) > MAX_SEQUENCE:
-        raise RuleError(f"this would make a list or text of more than {MAX_SEQUENCE:,} items")
-    return x + y
-
-
-def _mul(x: Any, y: Any) -> Any:
-    seq, n = (x, y) if isinstance(x, (str, list)) else (y, x)
-    if isinstance(seq, (str, list)) and isinstance(n, int) and len(seq) * n > MAX_SEQUENCE:
-        raise RuleError(f"this would make a list or text of more than {MAX_SEQUENCE:,} items")
-    if type(x) is int and type(y) is int and x.bit_length() + y.bit_length() > 4096:
-        raise RuleError("this number is too large (more than 1,000 digits)")
-    return x * y
-
-
-_ARITH = {"+": _add, "-": operator.sub, "*": _mul, "/": operator.truediv,
-          "//": operator.floordiv, "%": operator.mod}
 _INTERP = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 
 
@@ -199,7 +177,7 @@ class Compiler:
         """Compile a side-effect-free expression (a condition, a value)."""
         if isinstance(src, bool) or src is None or isinstance(src, (int, float)):
             value = src
-            return lambda c: value
+            return lambda c: value  # a plain YAML number or truth value: nothing to compile
         return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what)
 
     def effect(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
@@ -262,17 +240,21 @@ class Compiler:
         except (LarkError, RecursionError) as e:  # lexer/indenter oddities
             self.diags.add("D001", f"cannot read this {what}: {e}", loc)
             return None
+        self._unit = Unit()
+        self._incoming = set(local_names)
+        self._loads = set()
         try:
             scope = _Scope(set(local_names), pure)
             if start == "expression":
-                fn = self._expr(tree.children[0], scope)
-                return _guard(fn, loc)
-            return self._block(tree.children, scope, top=True)
+                self._unit.emit(0, f"return {self._expr(tree.children[0], scope)}", loc)
+            else:
+                self._block(tree.children, scope, 0)
+            return self._unit.build(sorted(self._loads), what)
         except _CompileError as e:
             self.diags.add(e.code, e.message, e.loc, hint=e.hint)
         except _Reported:
             pass
-        except RecursionError:
+        except (RecursionError, SyntaxError, MemoryError):  # the parser's or Python's nesting limits
             self.diags.add("D002", f"this {what} is nested too deeply", loc)
         return None
 
@@ -314,129 +296,70 @@ class Compiler:
             msg, hint = f"cannot read this {what}", ""
         self.diags.add("D001", msg, loc, hint=hint)
 
-    # ---- statements ----
+    # ---- statements: each emits Python lines into the unit ----
 
-    def _block(self, stmts: list, scope: _Scope, top: bool = False) -> Fn:
-        fns = [self._stmt(s, scope) for s in stmts if isinstance(s, Tree)]
-        if top:
-            def run_top(c: Ctx) -> None:
-                try:
-                    for f in fns:
-                        f(c)
-                except Stop:
-                    pass
-            return run_top
-        if len(fns) == 1:
-            return fns[0]
+    def _block(self, stmts: list, scope: _Scope, depth: int) -> None:
+        for s in stmts:
+            if isinstance(s, Tree):
+                self._stmt(s, scope, depth)
 
-        def run(c: Ctx) -> None:
-            for f in fns:
-                f(c)
-        return run
-
-    def _suite(self, node: Tree, scope: _Scope) -> Fn:
-        return self._block(node.children, scope)
-
-    def _stmt(self, node: Tree, scope: _Scope) -> Fn:
+    def _stmt(self, node: Tree, scope: _Scope, depth: int) -> None:
         loc = self._at(node)
         kind = node.data
+        u = self._unit
         if kind in ("assign", "aug_assign"):
             if scope.pure:
                 raise _CompileError("D104", "assignments are not allowed here (this text must not "
                                     "change the game)", loc)
-            target = node.children[0]
             value = self._expr(node.children[-1], scope)
-            op = _ARITH[str(node.children[1])[0]] if kind == "aug_assign" else None
-            fn = self._assign(target, value, op, scope)
+            op = str(node.children[1])[0] if kind == "aug_assign" else None
+            u.emit(depth, self._assign(node.children[0], value, op, scope), loc)
         elif kind == "let_stmt":
             name = str(node.children[0])
             value = self._expr(node.children[1], scope)
             scope.names.add(name)
-
-            def fn(c: Ctx) -> None:
-                c.vars[name] = value(c)
+            u.emit(depth, f"v_{name} = {value}", loc)
         elif kind == "call_stmt":
-            call = self._expr(node.children[0], scope)
-
-            def fn(c: Ctx) -> None:
-                call(c)
+            u.emit(depth, self._expr(node.children[0], scope), loc)
         elif kind == "pass_stmt":
-            def fn(c: Ctx) -> None:
-                return None
+            u.emit(depth, "pass", loc)
         elif kind == "stop_stmt":
-            def fn(c: Ctx) -> None:
-                raise Stop()
+            u.emit(depth, "return None", loc)
         elif kind == "if_stmt":
-            fn = self._if(node, scope)
+            u.emit(depth, f"if {self._expr(node.children[0], scope)}:", loc)
+            self._block(node.children[1].children, scope, depth + 1)
+            for ch in node.children[2:]:
+                if ch.data == "elif_clause":
+                    u.emit(depth, f"elif {self._expr(ch.children[0], scope)}:", self._at(ch))
+                    self._block(ch.children[1].children, scope, depth + 1)
+                else:
+                    u.emit(depth, "else:", self._at(ch))
+                    self._block(ch.children[0].children, scope, depth + 1)
         elif kind == "for_stmt":
-            fn = self._for(node, scope)
+            name = str(node.children[0])
+            items = self._expr(node.children[1], scope)
+            scope.names.add(name)
+            u.emit(depth, f"for v_{name} in _iter(c, {items}):", loc)
+            self._block(node.children[2].children, scope, depth + 1)
         else:  # pragma: no cover - grammar and compiler out of step
             raise _CompileError("D001", f"unsupported statement {kind}", loc)
-        return _guard(fn, loc)
 
-    def _if(self, node: Tree, scope: _Scope) -> Fn:
-        branches: list[tuple[Fn, Fn]] = []
-        other: Fn | None = None
-        cond = self._expr(node.children[0], scope)
-        branches.append((cond, self._suite(node.children[1], scope)))
-        for ch in node.children[2:]:
-            if ch.data == "elif_clause":
-                branches.append((self._expr(ch.children[0], scope), self._suite(ch.children[1], scope)))
-            else:
-                other = self._suite(ch.children[0], scope)
-
-        def run(c: Ctx) -> None:
-            for test, body in branches:
-                if test(c):
-                    body(c)
-                    return
-            if other is not None:
-                other(c)
-        return run
-
-    def _for(self, node: Tree, scope: _Scope) -> Fn:
-        name = str(node.children[0])
-        items = self._expr(node.children[1], scope)
-        scope.names.add(name)
-        body = self._suite(node.children[2], scope)
-        loc = self._at(node)
-
-        def run(c: Ctx) -> None:
-            seq = items(c)
-            if isinstance(seq, dict):
-                seq = list(seq)
-            elif not isinstance(seq, list):
-                raise RuleError(f"`for` needs a list, got {describe(seq)}", loc)
-            for x in list(seq):  # a copy: the body may change the list
-                c.tick(loc)
-                c.vars[name] = x
-                body(c)
-        return run
-
-    def _assign(self, target: Tree, value: Fn, op: Callable | None, scope: _Scope) -> Fn:
+    def _assign(self, target: Tree, value: str, op: str | None, scope: _Scope) -> str:
         loc = self._at(target)
+        fn = AUG_OPS.get(op or "")
         if target.data == "name_target":
             name = str(target.children[0])
             if self._used is not None:
                 self._used.add(name)
             if name in scope.names:
-                store = "vars"
-            elif name in self.sym.globals:
-                store = "g"
-            else:
-                hint = did_you_mean(name, [*scope.names, *self.sym.globals]) or \
-                    "declare it under `globals:` or create a local with `let`"
-                raise _CompileError("D105", f"cannot assign to `{name}`: it is not a local or a "
-                                    "declared global", loc, hint)
-            if store == "vars":
-                def set_(c: Ctx) -> None:
-                    v = value(c)
-                    c.vars[name] = op(c.vars[name], v) if op else v
-            else:
-                def set_(c: Ctx) -> None:
-                    v = value(c)
-                    c.g[name] = op(c.g[name], v) if op else copy_value(v)
-            return set_
+                self._load(name)
+                return f"v_{name} = {fn}(v_{name}, {value})" if op else f"v_{name} = {value}"
+            if name in self.sym.globals:
+                return f"G[{name!r}] = {fn}(G[{name!r}], {value})" if op else f"G[{name!r}] = _copy({value})"
+            hint = did_you_mean(name, [*scope.names, *self.sym.globals]) or \
+                "declare it under `globals:` or create a local with `let`"
+            raise _CompileError("D105", f"cannot assign to `{name}`: it is not a local or a "
+                                "declared global", loc, hint)
         if target.data == "attr_target":
             obj = self._expr(target.children[0], scope)
             fname = str(target.children[1])
@@ -448,35 +371,16 @@ class Compiler:
                         "in the kind to track it") if fname in self.sym.statics else \
                     did_you_mean(fname, self.sym.fields)
                 raise _CompileError("D106", f"`{fname}` is not a state field of any kind", loc, hint)
-
-            def set_attr(c: Ctx) -> None:
-                o = obj(c)
-                d = c.ent.get(o) if type(o) is str else None
-                if d is None or fname not in d:
-                    raise RuleError(f"{describe(o)} has no state field `{fname}`", loc)
-                v = value(c)
-                d[fname] = op(d[fname], v) if op else copy_value(v)
-            return set_attr
-        # item target: container[key]
+            if op:
+                return f"_aug_attr(c, {obj}, {fname!r}, {fn}, {value})"
+            return f"_set_attr(c, {obj}, {fname!r}, {value})"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
+        return f"_set_item(c, {cont}, {key}, {value}{', ' + fn if op else ''})"
 
-        def set_item(c: Ctx) -> None:
-            d = cont(c)
-            k = key(c)
-            v = value(c)
-            writable(c, d, "setting an item")
-            if isinstance(d, dict):
-                d[k] = op(d.get(k, 0), v) if op else copy_value(v)
-            elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
-                d[k] = op(d[k], v) if op else copy_value(v)
-            else:
-                raise RuleError(f"cannot set item {describe(k)} of {describe(d)}", loc)
-        return set_item
+    # ---- expressions: each returns a Python expression ----
 
-    # ---- expressions ----
-
-    def _expr(self, node: Any, scope: _Scope) -> Fn:
+    def _expr(self, node: Any, scope: _Scope) -> str:
         if isinstance(node, Token):  # bare tokens only occur as names here
             return self._name(node, scope)
         handler = getattr(self, "_x_" + node.data, None)
@@ -484,33 +388,26 @@ class Compiler:
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
         return handler(node, scope)
 
-    def _x_name(self, node: Tree, scope: _Scope) -> Fn:
+    def _load(self, name: str) -> None:
+        if name in self._incoming:
+            self._loads.add(name)
+
+    def _x_name(self, node: Tree, scope: _Scope) -> str:
         return self._name(node.children[0], scope)
 
-    def _name(self, tok: Token, scope: _Scope) -> Fn:
+    def _name(self, tok: Token, scope: _Scope) -> str:
         name = str(tok)
         if self._used is not None:
             self._used.add(name)
         if name in scope.names:
-            loc = self._at(tok)
-
-            def local(c: Ctx) -> Any:
-                try:
-                    return c.vars[name]
-                except KeyError:
-                    raise RuleError(f"`{name}` has no value yet here", loc) from None
-            return local
+            self._load(name)
+            return f"v_{name}"
         if name in self.sym.globals:
-            return lambda c: c.g[name]
+            return f"G[{name!r}]"
         if name in self.sym.constants:
-            value = self.sym.constants[name]
-            return lambda c: value  # shared: mutating primitives refuse constants (runtime.writable)
+            return self._unit.const(self.sym.constants[name])
         if name in self.sym.collections:
-            kind = name
-
-            def coll(c: Ctx) -> list:
-                return list(c.model.collections[kind])
-            return coll
+            return f"_coll(c, {name!r})"
         if name in BUILTIN_NAMES:
             return BUILTIN_NAMES[name]
         what = "function" if name in PRIMITIVES or name in self.sym.functions else ""
@@ -519,7 +416,7 @@ class Compiler:
             hint = f"`{name}` is a function: call it as `{name}(...)`"
         raise _CompileError("D101", f"unknown name `{name}`", self._at(tok), hint)
 
-    def _x_qname(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_qname(self, node: Tree, scope: _Scope) -> str:
         tok = node.children[0]
         name = str(tok)[1:-1]
         if self._used is not None:
@@ -527,40 +424,38 @@ class Compiler:
         if name not in self.sym.constants:
             raise _CompileError("D101", f"unknown id `{name}`", self._at(tok),
                                 did_you_mean(name, self.sym.constants))
-        value = self.sym.constants[name]
-        return lambda c: value
+        return self._unit.const(self.sym.constants[name])
 
-    def _x_int_(self, node: Tree, scope: _Scope) -> Fn:
-        v = int(node.children[0])
-        return lambda c: v
+    def _x_int_(self, node: Tree, scope: _Scope) -> str:
+        return self._unit.const(int(node.children[0]))
 
-    def _x_decimal(self, node: Tree, scope: _Scope) -> Fn:
-        v = float(node.children[0])
-        return lambda c: v
+    def _x_decimal(self, node: Tree, scope: _Scope) -> str:
+        return self._unit.const(float(node.children[0]))
 
-    def _x_true(self, node: Tree, scope: _Scope) -> Fn:
-        return lambda c: True
+    def _x_true(self, node: Tree, scope: _Scope) -> str:
+        return "True"
 
-    def _x_false(self, node: Tree, scope: _Scope) -> Fn:
-        return lambda c: False
+    def _x_false(self, node: Tree, scope: _Scope) -> str:
+        return "False"
 
-    def _x_none(self, node: Tree, scope: _Scope) -> Fn:
-        return lambda c: None
+    def _x_none(self, node: Tree, scope: _Scope) -> str:
+        return "None"
 
-    def _x_string(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_string(self, node: Tree, scope: _Scope) -> str:
         tok = node.children[0]
         raw = str(tok)[1:-1]
         text = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), raw)
         if "{" not in text and "}" not in text:
-            return lambda c: text
-        parts: list[Any] = []
+            return repr(text)
+        parts: list[str] = []
         pos = 0
         base = self._at(tok)
         for m in _INTERP.finditer(text):
-            parts.append(text[pos:m.start()])
+            if m.start() > pos:
+                parts.append(repr(text[pos:m.start()]))
             pos = m.end()
             if m.group(0) in ("{{", "}}"):
-                parts.append(m.group(0)[0])
+                parts.append(repr(m.group(0)[0]))
                 continue
             inner = m.group(1)
             saved = self._base
@@ -571,132 +466,75 @@ class Compiler:
                 self._syntax_error(e, inner, "`{...}` insert of this text")
                 self._base = saved
                 raise _Reported() from None
-            parts.append(self._expr(sub.children[0], scope))
+            parts.append(f"_text({self._expr(sub.children[0], scope)})")
             self._base = saved
-        parts.append(text[pos:])
+        if pos < len(text):
+            parts.append(repr(text[pos:]))
+        return f"_join(({', '.join(parts)},))"
 
-        def render(c: Ctx) -> str:
-            out = []
-            for p in parts:
-                if isinstance(p, str):
-                    out.append(p)
-                else:
-                    v = p(c)
-                    out.append(v if isinstance(v, str) else describe(v).strip("`"))
-            return "".join(out)
-        return render
+    def _x_list_(self, node: Tree, scope: _Scope) -> str:
+        return "[" + ", ".join(self._expr(ch, scope) for ch in node.children) + "]"
 
-    def _x_list_(self, node: Tree, scope: _Scope) -> Fn:
-        items = [self._expr(ch, scope) for ch in node.children]
-        return lambda c: [f(c) for f in items]
+    def _x_dict_(self, node: Tree, scope: _Scope) -> str:
+        pairs = [f"{self._expr(p.children[0], scope)}: {self._expr(p.children[1], scope)}" for p in node.children]
+        return "{" + ", ".join(pairs) + "}"
 
-    def _x_dict_(self, node: Tree, scope: _Scope) -> Fn:
-        pairs = [(self._expr(p.children[0], scope), self._expr(p.children[1], scope)) for p in node.children]
-        return lambda c: {k(c): v(c) for k, v in pairs}
-
-    def _x_comprehension(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_comprehension(self, node: Tree, scope: _Scope) -> str:
         elem_node, name_tok, seq_node, *cond_node = node.children
         name = str(name_tok)
         seq = self._expr(seq_node, scope)
         inner = scope.child({name})
         elem = self._expr(elem_node, inner)
-        cond = self._expr(cond_node[0], inner) if cond_node else None
-        loc = self._at(node)
+        cond = f" if {self._expr(cond_node[0], inner)}" if cond_node else ""
+        return f"[{elem} for v_{name} in _iter(c, {seq}){cond}]"
 
-        def comp(c: Ctx) -> list:
-            xs = seq(c)
-            if isinstance(xs, dict):
-                xs = list(xs)
-            elif not isinstance(xs, list):
-                raise RuleError(f"`for` needs a list, got {describe(xs)}", loc)
-            had = name in c.vars
-            saved = c.vars.get(name)
-            out = []
-            try:
-                for x in xs:
-                    c.tick(loc)
-                    c.vars[name] = x
-                    if cond is None or cond(c):
-                        out.append(elem(c))
-            finally:
-                if had:
-                    c.vars[name] = saved
-                else:
-                    c.vars.pop(name, None)
-            return out
-        return comp
-
-    def _x_lambda_(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_lambda_(self, node: Tree, scope: _Scope) -> str:
         name = str(node.children[0])
         body = self._expr(node.children[1], scope.child({name}))
+        return f"(lambda c, v_{name}: {body})"
 
-        def make(c: Ctx) -> Callable:
-            outer = c.vars
-
-            def fn(c2: Ctx, v: Any) -> Any:
-                saved = c2.vars
-                c2.vars = {**outer, name: v}
-                try:
-                    return body(c2)
-                finally:
-                    c2.vars = saved
-            return fn
-        return make
-
-    def _x_ternary(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_ternary(self, node: Tree, scope: _Scope) -> str:
         a, cond, b = (self._expr(ch, scope) for ch in node.children)
-        return lambda c: a(c) if cond(c) else b(c)
+        return f"({a} if {cond} else {b})"
 
-    def _x_or_(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_or_(self, node: Tree, scope: _Scope) -> str:
         a, b = (self._expr(ch, scope) for ch in node.children)
-        return lambda c: a(c) or b(c)
+        return f"({a} or {b})"
 
-    def _x_and_(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_and_(self, node: Tree, scope: _Scope) -> str:
         a, b = (self._expr(ch, scope) for ch in node.children)
-        return lambda c: a(c) and b(c)
+        return f"({a} and {b})"
 
-    def _x_not_(self, node: Tree, scope: _Scope) -> Fn:
-        a = self._expr(node.children[0], scope)
-        return lambda c: not a(c)
+    def _x_not_(self, node: Tree, scope: _Scope) -> str:
+        return f"(not {self._expr(node.children[0], scope)})"
 
-    def _x_neg(self, node: Tree, scope: _Scope) -> Fn:
-        a = self._expr(node.children[0], scope)
-        return lambda c: -a(c)
+    def _x_neg(self, node: Tree, scope: _Scope) -> str:
+        return f"(-{self._expr(node.children[0], scope)})"
 
-    def _x_compare(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_compare(self, node: Tree, scope: _Scope) -> str:
         a = self._expr(node.children[0], scope)
-        op = _CMP[str(node.children[1])]
         b = self._expr(node.children[2], scope)
-        return lambda c: op(a(c), b(c))
+        return f"({a} {node.children[1]} {b})"
 
-    def _x_in_(self, node: Tree, scope: _Scope) -> Fn:
-        a, b = self._expr(node.children[0], scope), self._expr(node.children[1], scope)
-        return lambda c: a(c) in b(c)
+    def _x_in_(self, node: Tree, scope: _Scope) -> str:
+        return f"({self._expr(node.children[0], scope)} in {self._expr(node.children[1], scope)})"
 
-    def _x_not_in(self, node: Tree, scope: _Scope) -> Fn:
-        a, b = self._expr(node.children[0], scope), self._expr(node.children[1], scope)
-        return lambda c: a(c) not in b(c)
+    def _x_not_in(self, node: Tree, scope: _Scope) -> str:
+        return f"({self._expr(node.children[0], scope)} not in {self._expr(node.children[1], scope)})"
 
-    def _x_binop(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_binop(self, node: Tree, scope: _Scope) -> str:
         a = self._expr(node.children[0], scope)
-        op = _ARITH[str(node.children[1])]
+        op = str(node.children[1])
         b = self._expr(node.children[2], scope)
-        return lambda c: op(a(c), b(c))
+        if op in ("+", "*") and not (op == "+" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
+            # `+` and `*` may build lists and texts: bounded helpers (number + number is inlined)
+            return f"{AUG_OPS[op]}({a}, {b})"
+        return f"({a} {op} {b})"
 
-    def _x_getitem(self, node: Tree, scope: _Scope) -> Fn:
-        obj = self._expr(node.children[0], scope)
-        key = self._expr(node.children[1], scope)
-        loc = self._at(node)
+    def _x_getitem(self, node: Tree, scope: _Scope) -> str:
+        return f"{self._expr(node.children[0], scope)}[{self._expr(node.children[1], scope)}]"
 
-        def item(c: Ctx) -> Any:
-            o, k = obj(c), key(c)
-            try:
-                return o[k]
-            except (KeyError, IndexError, TypeError):
-                raise RuleError(f"{describe(o)} has no item {describe(k)}", loc) from None
-        return item
-
-    def _x_getattr(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_getattr(self, node: Tree, scope: _Scope) -> str:
         obj = self._expr(node.children[0], scope)
         tok = node.children[1]
         fname = str(tok)
@@ -709,27 +547,9 @@ class Compiler:
             if fname not in self._keys:
                 raise _CompileError("D102", f"unknown attribute `{fname}`", loc,
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
+        return f"_attr(c, {obj}, {fname!r})"
 
-        def attr(c: Ctx) -> Any:
-            o = obj(c)
-            if type(o) is str:
-                d = c.ent.get(o)
-                if d is not None and fname in d:
-                    return d[fname]
-                s = c.model.static.get(o)
-                if s is not None and fname in s:
-                    return s[fname]
-                if fname == "id":
-                    return o
-                raise RuleError(f"`{o}` has no attribute `{fname}`", loc)
-            if type(o) is dict:
-                if fname in o:
-                    return o[fname]
-                raise RuleError(f"this map has no key `{fname}`", loc)
-            raise RuleError(f"{describe(o)} has no attribute `{fname}`", loc)
-        return attr
-
-    def _x_call(self, node: Tree, scope: _Scope) -> Fn:
+    def _x_call(self, node: Tree, scope: _Scope) -> str:
         name_tok = node.children[0]
         name = str(name_tok)
         loc = self._at(name_tok)
@@ -750,7 +570,9 @@ class Compiler:
             if kwargs or len(args) != len(decl.params):
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
-            return self._user_call(name, is_proc, decl.params, args, loc)
+            table = "procedures" if is_proc else "functions"
+            values = "".join(f"{a}, " for a in args)
+            return f"_ucall(c, {table!r}, {name!r}, {tuple(decl.params)!r}, ({values}))"
         prim = PRIMITIVES.get(name)
         if prim is None:
             raise _CompileError("D103", f"unknown function `{name}`", loc,
@@ -766,42 +588,12 @@ class Compiler:
             if k not in prim.kwargs:
                 raise _CompileError("D103", f"`{name}` has no option `{k}=`", loc,
                                     f"it is `{prim.signature}`")
-        fn = prim.fn
+        call = f"P_{name}(c{''.join(', ' + a for a in args)}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
         if name == "say":  # the account is text nobody reads in a silent sweep: skip building it
-            def say(c: Ctx) -> None:
-                if not c.hooks.silent:
-                    fn(c, *[a(c) for a in args])
-            return say
-        if not kwargs:
-            if len(args) == 1:
-                a0 = args[0]
-                return lambda c: fn(c, a0(c))
-            if len(args) == 2:
-                a0, a1 = args
-                return lambda c: fn(c, a0(c), a1(c))
-            return lambda c: fn(c, *[a(c) for a in args])
-        return lambda c: fn(c, *[a(c) for a in args], **{k: v(c) for k, v in kwargs.items()})
-
-    def _user_call(self, name: str, is_proc: bool, params: tuple[str, ...], args: list[Fn], loc: Loc) -> Fn:
-        table = "procedures" if is_proc else "functions"
-
-        def call(c: Ctx) -> Any:
-            target = getattr(c.model, table)[name]
-            values = [a(c) for a in args]
-            c.tick(loc)
-            if c.depth >= MAX_CALL_DEPTH:
-                raise RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep", loc)
-            saved = c.vars
-            c.vars = dict(zip(params, values, strict=True))
-            c.depth += 1
-            try:
-                return target(c)
-            finally:
-                c.depth -= 1
-                c.vars = saved
+            return f"(None if c.hooks.silent else {call})"
         return call
 
-    def _special(self, name: str, raw: list, scope: _Scope, loc: Loc) -> Fn:
+    def _special(self, name: str, raw: list, scope: _Scope, loc: Loc) -> str:
         table = {"value": self.sym.modifiers, "emit": self.sym.events, "run": self.sym.steps}[name]
         what = {"value": "modifier", "emit": "event", "run": "step"}[name]
         if not raw or not (isinstance(raw[0], Tree) and raw[0].data == "name"):
@@ -826,18 +618,12 @@ class Compiler:
         if name in ("emit", "run") and scope.pure:
             raise _CompileError("D104", f"`{name}` changes the game and cannot be used here", loc)
         if name == "value":
-            base, *rest_args = args
-            params = decl.params
-
-            def modified(c: Ctx) -> Any:
-                return c.hooks.modify(c, target, base(c), dict(zip(params, [a(c) for a in rest_args], strict=True)))
-            return modified
+            base, *args = args
+        mapping = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
+        if name == "value":
+            return f"c.hooks.modify(c, {target!r}, {base}, {mapping})"
         hook = "emit" if name == "emit" else "schedule"
-        params = decl.params
-
-        def fire(c: Ctx) -> None:
-            getattr(c.hooks, hook)(c, target, dict(zip(params, [a(c) for a in args], strict=True)))
-        return fire
+        return f"c.hooks.{hook}(c, {target!r}, {mapping})"
 
 
 class _Scope:
@@ -851,31 +637,7 @@ class _Scope:
         return _Scope(self.names | extra, self.pure)
 
 
-def _guard(fn: Fn, loc: Loc) -> Fn:
-    """Turn Python failures inside rule code into located RuleErrors."""
-    def guarded(c: Ctx) -> Any:
-        try:
-            return fn(c)
-        except RuleError as e:
-            if not e.loc.line:
-                e.loc = loc
-            raise
-        except Stop:
-            raise
-        except ZeroDivisionError:
-            raise RuleError("division by zero", loc) from None
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as e:
-            raise RuleError(f"cannot evaluate this: {_plain_python_error(e)}", loc) from None
-        except RecursionError:
-            raise RuleError("rules nested too deeply (a procedure calling itself?)", loc) from None
-    return guarded
-
-
-def _plain_python_error(e: Exception) -> str:
-    text = str(e)
-    text = text.replace("NoneType", "none").replace("'str'", "text").replace("'int'", "number")
-    text = text.replace("'list'", "list").replace("'dict'", "map")
-    return text
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
 _TOKEN_WORDS = {

@@ -1,0 +1,230 @@
+"""Python source for compiled rules, and the helpers that source may call.
+
+The compiler (dsl/compiler.py) checks a rule text and writes it as one small Python
+function. The function sees only what its namespace holds: the evaluation context `c`,
+the helpers below, the whitelisted primitives and the constants the text names; Python's
+builtins are not there, and every name in the source was written by the compiler (rule
+names are prefixed `v_`, text is quoted with repr), so rule text cannot reach anything
+else. One statement per line, with a table from line to rule location: a failure is
+located from the traceback, so locating costs nothing while rules run.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any
+
+from dsl.primitives import PRIMITIVES, describe
+from dsl.runtime import Ctx, RuleError, copy_value, writable
+from engine.diagnostics import Loc
+
+MAX_CALL_DEPTH = 200
+MAX_SEQUENCE = 1_000_000  # items in a list or characters in a text built by `+` or `*`
+_UNIT_IDS = itertools.count(1)
+
+
+# ---- helpers called by generated code ----
+
+def _add(x: Any, y: Any) -> Any:
+    # Doubling a list or a text in a loop reaches any size in a few steps: bound it.
+    if type(x) in (str, list) and type(y) is type(x) and len(x) + len(y) > MAX_SEQUENCE:
+        raise RuleError(f"this would make a list or text of more than {MAX_SEQUENCE:,} items")
+    return x + y
+
+
+def _sub(x: Any, y: Any) -> Any:
+    return x - y
+
+
+def _mul(x: Any, y: Any) -> Any:
+    seq, n = (x, y) if isinstance(x, (str, list)) else (y, x)
+    if isinstance(seq, (str, list)) and isinstance(n, int) and len(seq) * n > MAX_SEQUENCE:
+        raise RuleError(f"this would make a list or text of more than {MAX_SEQUENCE:,} items")
+    if type(x) is int and type(y) is int and x.bit_length() + y.bit_length() > 4096:
+        raise RuleError("this number is too large (more than 1,000 digits)")
+    return x * y
+
+
+AUG_OPS = {"+": "_add", "-": "_sub", "*": "_mul"}
+
+
+def _attr(c: Ctx, o: Any, f: str) -> Any:
+    """`o.f`: a state field or static attribute of an entity, or a key of a map."""
+    if type(o) is str:
+        d = c.ent.get(o)
+        if d is not None and f in d:
+            return d[f]
+        s = c.model.static.get(o)
+        if s is not None and f in s:
+            return s[f]
+        if f == "id":
+            return o
+        raise RuleError(f"`{o}` has no attribute `{f}`")
+    if isinstance(o, dict):
+        if f in o:
+            return o[f]
+        raise RuleError(f"this map has no key `{f}`")
+    raise RuleError(f"{describe(o)} has no attribute `{f}`")
+
+
+def _state_of(c: Ctx, o: Any, f: str) -> dict:
+    d = c.ent.get(o) if type(o) is str else None
+    if d is None or f not in d:
+        raise RuleError(f"{describe(o)} has no state field `{f}`")
+    return d
+
+
+def _set_attr(c: Ctx, o: Any, f: str, v: Any) -> None:
+    _state_of(c, o, f)[f] = copy_value(v)
+
+
+def _aug_attr(c: Ctx, o: Any, f: str, op: Callable, v: Any) -> None:
+    d = _state_of(c, o, f)
+    d[f] = op(d[f], v)
+
+
+def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> None:
+    writable(c, d, "setting an item")
+    if isinstance(d, dict):
+        d[k] = op(d.get(k, 0), v) if op else copy_value(v)
+    elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
+        d[k] = op(d[k], v) if op else copy_value(v)
+    else:
+        raise RuleError(f"cannot set item {describe(k)} of {describe(d)}")
+
+
+def _iter(c: Ctx, seq: Any) -> Iterator:
+    """The items of a `for` or a comprehension, one step of the budget each. A copy: the
+    loop body may change the list."""
+    if isinstance(seq, dict):
+        seq = list(seq)
+    elif not isinstance(seq, list):
+        raise RuleError(f"`for` needs a list, got {describe(seq)}")
+    for x in list(seq):
+        c.tick()
+        yield x
+
+
+def _ucall(c: Ctx, table: str, name: str, params: tuple[str, ...], values: tuple) -> Any:
+    """Call a ruleset function or procedure: its parameters become its locals."""
+    target = getattr(c.model, table)[name]
+    c.tick()
+    if c.depth >= MAX_CALL_DEPTH:
+        raise RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
+    saved = c.vars
+    c.vars = dict(zip(params, values, strict=True))
+    c.depth += 1
+    try:
+        return target(c)
+    finally:
+        c.depth -= 1
+        c.vars = saved
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else describe(v).strip("`")
+
+
+def _coll(c: Ctx, kind: str) -> list:
+    return list(c.model.collections[kind])
+
+
+def _spaces(c: Ctx) -> list:
+    return list(c.model.board.spaces) if c.model.board else []
+
+
+BASE_NAMESPACE: dict[str, Any] = {
+    "__builtins__": {},  # rule code gets no Python builtins at all
+    "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr, "_set_attr": _set_attr,
+    "_aug_attr": _aug_attr, "_set_item": _set_item, "_iter": _iter, "_ucall": _ucall, "_text": _text,
+    "_coll": _coll, "_spaces": _spaces, "_copy": copy_value, "_join": "".join, "_len": len,
+    **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
+}
+
+
+# ---- building a unit ----
+
+class Unit:
+    """The lines of one compiled rule text, with the rule location of each line."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.locs: list[Loc] = []
+        self.consts: dict[str, Any] = {}
+        self._const_ids: dict[int, str] = {}
+
+    def emit(self, depth: int, text: str, loc: Loc) -> None:
+        self.lines.append("    " * depth + text)
+        self.locs.append(loc)
+
+    def const(self, value: Any) -> str:
+        """A name for a constant in the namespace (shared, not copied: see runtime.writable)."""
+        if value is None or isinstance(value, bool):
+            return repr(value)
+        if type(value) in (int, str) or (type(value) is float and value == value and abs(value) != float("inf")):
+            return repr(value)
+        key = id(value)
+        if key not in self._const_ids:
+            name = f"K{len(self._const_ids)}"
+            self._const_ids[key] = name
+            self.consts[name] = value
+        return self._const_ids[key]
+
+    def build(self, loads: list[str], what: str) -> Callable[[Ctx], Any]:
+        """Compile the unit into a function of the context. `loads` are the locals the text
+        reads from its caller (flow variables, parameters)."""
+        filename = f"<rule {next(_UNIT_IDS)}>"
+        head = ["def __rule(c):", "    V = c.vars", "    G = c.g"]
+        head += [f"    v_{name} = V.get({name!r})" for name in loads]
+        source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
+        code = compile(source, filename, "exec")
+        namespace = dict(BASE_NAMESPACE)
+        namespace.update(self.consts)
+        exec(code, namespace)  # our own generated source: see the module docstring
+        inner = namespace["__rule"]
+        first = len(head) + 1
+        locs = self.locs
+        fallback = locs[0] if locs else Loc()
+
+        def locate(tb: TracebackType | None) -> Loc:
+            line = 0
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == filename:
+                    line = tb.tb_lineno
+                tb = tb.tb_next
+            i = line - first
+            return locs[i] if 0 <= i < len(locs) else fallback
+
+        def run(c: Ctx) -> Any:
+            try:
+                return inner(c)
+            except RuleError as e:
+                if not e.loc.line:
+                    e.loc = locate(e.__traceback__)
+                raise
+            except ZeroDivisionError as e:
+                raise RuleError("division by zero", locate(e.__traceback__)) from None
+            except KeyError as e:
+                raise RuleError(f"there is no item {describe(e.args[0] if e.args else None)}",
+                                locate(e.__traceback__)) from None
+            except IndexError as e:
+                raise RuleError("a position past the end of a list", locate(e.__traceback__)) from None
+            except (TypeError, ValueError, AttributeError, OverflowError, NameError) as e:
+                raise RuleError(f"cannot evaluate this: {_plain_python_error(e)}",
+                                locate(e.__traceback__)) from None
+            except RecursionError as e:
+                raise RuleError("rules nested too deeply (a procedure calling itself?)",
+                                locate(e.__traceback__)) from None
+        run.__qualname__ = f"rule[{what}]"
+        return run
+
+
+def _plain_python_error(e: Exception) -> str:
+    text = str(e)
+    unbound = re.search(r"'v_(\w+)'", text) if isinstance(e, NameError) else None
+    if unbound:  # a `let` this path never reached
+        return f"`{unbound.group(1)}` has no value here yet"
+    text = text.replace("NoneType", "none").replace("'str'", "text").replace("'int'", "number")
+    return text.replace("'list'", "list").replace("'dict'", "map")
