@@ -143,7 +143,7 @@ def test_describe_resolved_shows_each_expansions_changes() -> None:
     assert text is not None, diags.render()
     for needle in ("- court  # inserted by tennos-court", "- chamber_exchanges  # inserted by chambers",
                    "- chamber_scoring  # inserted by chambers",
-                   "add_revolt_marker:  # tennos-court rulesets/tennos-court/court.yaml"):
+                   "favor_4_parry:  # tennos-court rulesets/tennos-court/court.yaml"):
         assert needle in text, needle
     summary = describe("shogun+tennos-court+chambers", None, None, False, diags)
     assert "court  [+tennos-court]" in summary and "chamber_exchanges  [+chambers]" in summary
