@@ -11,8 +11,9 @@ Values are plain data: numbers, strings (entity ids), booleans, none, lists, map
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from dsl.runtime import Ctx, RuleError, copy_value, writable
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from dsl.runtime import Ctx, RuleError, copy_value
 from engine.model import PLAYER_KIND, Model
+from engine.modifiers import apply_modifiers
 
 SAVE_FORMAT = "daimyo-save/1"
 MASK64 = (1 << 64) - 1
@@ -33,7 +34,7 @@ class Rng:
     `below(n)` takes the draw modulo n; the bias (under 1e-17 for board-game sizes) is
     far below anything a sweep could detect."""
 
-    __slots__ = ("state", "s")
+    __slots__ = ("s", "state")
 
     def __init__(self, state: dict):
         self.state = state
@@ -54,16 +55,33 @@ class Rng:
         return (self._next() >> 11) * (1.0 / (1 << 53))
 
 
-@dataclass(frozen=True)
 class Decision:
-    """What the game waits for: `player` must pick one of `options`."""
+    """What the game waits for: `player` must pick one of `options` (at `step`, decision
+    `number`). `prompt` is the text for a person; in a silent game it is rendered only when
+    read, since bots never read it."""
 
-    player: str
-    options: list
-    prompt: str
-    step: str
-    secret: bool
-    number: int
+    __slots__ = ("_game", "_pending", "number", "options", "player", "secret", "step")
+
+    def __init__(self, game: Game, pending: dict):
+        self._game = game
+        self._pending = pending
+        self.player: str = pending["player"]
+        self.options: list = pending["options"]
+        self.step: str = pending["step"]
+        self.secret: bool = pending["secret"]
+        self.number: int = pending["n"]
+
+    @property
+    def prompt(self) -> str:
+        text = self._pending["prompt"]
+        if text is None:  # the choice's frame is on top of the flow while it is pending
+            frame = self._game.state["flow"][-1]
+            text = self._game.model.nodes[frame["n"]].prompt(self._game._ctx(frame["v"]))
+        return text  # not stored: reading a prompt never changes the state
+
+    def __repr__(self) -> str:
+        return (f"Decision(player={self.player!r}, step={self.step!r}, number={self.number}, "
+                f"options={len(self.options)})")
 
     def to_json(self) -> dict:
         return {"player": self.player, "options": self.options, "prompt": self.prompt, "step": self.step,
@@ -95,7 +113,7 @@ class Game:
     @classmethod
     def new(cls, model: Model, players: int, seed: int = 0, *, log: bool = True,
             on_log: Callable[[dict], None] | None = None, forced: Iterable[dict] = (),
-            defer: bool = False) -> "Game":
+            defer: bool = False) -> Game:
         """A new game, run up to its first decision (not at all with `defer`: call run())."""
         ids = [f"P{i + 1}" for i in range(players)]
         state: dict[str, Any] = {
@@ -136,7 +154,7 @@ class Game:
         p = self.state["pending"]
         if p is None:
             return None
-        return Decision(p["player"], p["options"], p["prompt"], p["step"], p["secret"], p["n"])
+        return Decision(self, p)
 
     @property
     def result(self) -> dict | None:
@@ -190,7 +208,6 @@ class Game:
                 self._call_effect(node.fn, dict(frame["v"]))
             elif kind == "call":
                 stack.pop()
-                target = nodes[self.model.steps[node.step]]
                 args = {k: fn(self._ctx(frame["v"])) for k, fn in node.args.items()}
                 self._push(self.model.steps[node.step], {}, args)
             elif kind == "step":
@@ -292,7 +309,9 @@ class Game:
             if node.body >= 0:
                 self._push(node.body, frame["v"], {node.var: options[0]})
             return
-        self.state["pending"] = {"player": player, "options": options, "prompt": node.prompt(c),
+        # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
+        prompt = None if self.silent else node.prompt(c)
+        self.state["pending"] = {"player": player, "options": options, "prompt": prompt,
                                  "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
 
     def _finish(self) -> None:
@@ -354,16 +373,7 @@ class Game:
         self._sched.append((step, args))
 
     def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
-        value = base
-        saved = c.vars
-        try:
-            for _lid, when, fn in self.model.modifiers.get(name, ()):
-                c.vars = {**args, "value": value}
-                if when is None or when(c):
-                    value = fn(c)
-        finally:
-            c.vars = saved
-        return value
+        return apply_modifiers(c, name, base, args)
 
     # ---- log ----
 
@@ -386,7 +396,7 @@ class Game:
 
     # ---- save, load, clone, view ----
 
-    def clone(self) -> "Game":
+    def clone(self) -> Game:
         """An independent copy (no log) for search: changes to it never touch this game."""
         g = Game(self.model, copy_value(self.state), log=[], logging=False)
         return g
@@ -397,7 +407,7 @@ class Game:
                 "state": self.state}
 
     @classmethod
-    def from_save(cls, model: Model, save: dict) -> "Game":
+    def from_save(cls, model: Model, save: dict) -> Game:
         if save.get("format") != SAVE_FORMAT:
             raise ValueError(f"not a daimyo save (format {save.get('format')!r})")
         if save.get("fingerprint") != model.fingerprint:

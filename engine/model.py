@@ -20,6 +20,7 @@ from engine.board import Board, build_board
 from engine.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.flow import FlowCompiler, Node
 from engine.layering import Resolved, copy_map, resolve
+from engine.modifiers import apply_modifiers
 from engine.package import Combo, resolve_combo
 from engine.yamlio import loc_of
 
@@ -318,16 +319,7 @@ class _CheckHooks:
     """What a check's expression may reach beyond the state: modified values only."""
 
     def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
-        value = base
-        saved = c.vars
-        try:
-            for _lid, when, fn in c.model.modifiers.get(name, ()):
-                c.vars = {**args, "value": value}
-                if when is None or when(c):
-                    value = fn(c)
-        finally:
-            c.vars = saved
-        return value
+        return apply_modifiers(c, name, base, args)
 
 
 def initial_state(model: Model, players: int) -> dict:

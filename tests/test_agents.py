@@ -49,6 +49,7 @@ def test_determinize_redeals_lists_the_player_cannot_see() -> None:
         seen.add(tuple(sim.state["ent"]["P2"]["secret_pick"]))
         assert sim.state["ent"]["P1"]["secret_pick"] == ["t1"], "the searcher's own hidden list stays"
         assert sim.state["ent"]["P2"]["secret_pick"][4] == 7, "values that are not ids stay in place"
-        assert sorted(map(str, sim.state["ent"]["P2"]["secret_pick"])) == sorted(map(str, g.state["ent"]["P2"]["secret_pick"]))
+        hidden = sim.state["ent"]["P2"]["secret_pick"]
+        assert sorted(map(str, hidden)) == sorted(map(str, g.state["ent"]["P2"]["secret_pick"]))
     assert len(seen) > 1, "another player's hidden list must be re-dealt"
     assert g.state["ent"]["P2"]["secret_pick"][0] == "t1", "determinizing never touches the real game"

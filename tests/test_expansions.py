@@ -27,17 +27,16 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-import yaml
 
 from engine.agents import RandomAgent
 from engine.describe import describe
 from engine.diagnostics import Diagnostics
 from engine.game import Game, view
 from engine.model import load
-from engine.scenario import run_paths
 from engine.validate import validate_targets
 
 sys.path.append(str(Path(__file__).resolve().parent))  # for test_shogun
+from scenario_cases import check_scenario, scenario_cases
 from test_shogun import check_invariants as check_base_invariants  # the base game's invariants
 
 ROOT = Path(__file__).resolve().parent
@@ -58,27 +57,9 @@ OPTION_SETS = [
 
 # ---- 1. rule scenarios ----
 
-def _scenario_ids() -> list[tuple[str, str]]:
-    ids = []
-    for d in SCENARIO_DIRS:
-        for f in sorted(d.glob("*.yaml")):
-            items = yaml.safe_load(f.read_text(encoding="utf-8"))
-            for sc in items if isinstance(items, list) else [items]:
-                ids.append((str(f), str(sc.get("scenario", f.stem))))
-    return ids
-
-
-@cache
-def _outcomes() -> dict[tuple[str, str], object]:
-    return {(o.file, o.title): o for o in run_paths([str(d) for d in SCENARIO_DIRS])}
-
-
-@pytest.mark.parametrize("file,title", _scenario_ids(),
-                         ids=lambda x: f"{Path(x).parent.name}/{Path(x).stem}" if x.endswith(".yaml") else x)
-def test_scenario(file: str, title: str) -> None:
-    outcome = _outcomes().get((file, title))
-    assert outcome is not None, f"scenario {title!r} of {file} did not run"
-    assert outcome.ok, "\n".join(f"{loc}: {msg}" for loc, msg in outcome.failures)
+@pytest.mark.parametrize("file,index", scenario_cases(*SCENARIO_DIRS))
+def test_scenario(file: str, index: int) -> None:
+    check_scenario(file, index)
 
 
 def test_every_expansion_has_scenarios() -> None:

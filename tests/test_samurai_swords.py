@@ -17,19 +17,17 @@ import dataclasses
 import marshal
 import math
 import os
-from functools import cache
 from pathlib import Path
 
 import pytest
+from scenario_cases import check_scenario, scenario_cases
 
 from engine.agents import RandomAgent
-from engine.diagnostics import Diagnostics
 from engine.game import Game, _seed
 from engine.model import load
-from engine.scenario import run_paths
-from engine.yamlio import load_yaml
 
 LONG = os.environ.get("DAIMYO_LONG") == "1"
+
 ROOT = Path(__file__).resolve().parent
 SCENARIO_DIRS = [ROOT / "scenarios" / "samurai-swords", ROOT / "scenarios" / "samurai-swords-vp"]
 COMBOS = ["samurai-swords", "samurai-swords+samurai-swords-vp"]
@@ -39,32 +37,13 @@ OWNED = {"bowman": 9, "swordsman": 9, "gunner": 9, "spearman": 36}
 
 # ---------------------------------------------------------------- 1. scenarios
 
-def _scenario_ids() -> list[tuple[str, int, str]]:
-    out = []
-    for folder in SCENARIO_DIRS:
-        for f in sorted(folder.glob("*.yaml")):
-            data = load_yaml(f, Diagnostics(), display_name=str(f)) or []
-            items = data if isinstance(data, list) else [data]
-            for i, sc in enumerate(items):
-                out.append((str(f), i, str(sc.get("scenario", f.stem))))
-    return out
-
-
-@cache
-def _outcomes(path: str) -> tuple:
-    return tuple(run_paths([path]))
-
-
-@pytest.mark.parametrize("path,index,title", _scenario_ids(),
-                         ids=[f"{Path(p).parent.name}/{Path(p).stem}: {t}" for p, _, t in _scenario_ids()])
-def test_scenario(path: str, index: int, title: str) -> None:
-    outcome = _outcomes(path)[index]
-    assert outcome.title == title
-    assert outcome.ok, "\n".join(f"{loc}: {msg}" for loc, msg in outcome.failures)
+@pytest.mark.parametrize("file,index", scenario_cases(*SCENARIO_DIRS))
+def test_scenario(file: str, index: int) -> None:
+    check_scenario(file, index)
 
 
 def test_every_scenario_file_has_scenarios() -> None:
-    assert len(_scenario_ids()) >= 80
+    assert len(scenario_cases(*SCENARIO_DIRS)) >= 80
 
 
 # ---------------------------------------------------------------- 2. combat odds

@@ -22,12 +22,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-import yaml
+from scenario_cases import check_scenario, scenario_cases
 
 from engine.agents import RandomAgent
 from engine.game import Game, view
 from engine.model import load
-from engine.scenario import run_paths
 from engine.validate import validate_targets
 
 ROOT = Path(__file__).resolve().parent
@@ -39,25 +38,9 @@ BUILDINGS = {"castle": 28, "temple": 26, "theater": 26}
 
 # ---- 1. rule scenarios ----
 
-def _scenario_ids() -> list[tuple[str, str]]:
-    ids = []
-    for f in sorted(SCENARIOS.glob("*.yaml")):
-        items = yaml.safe_load(f.read_text(encoding="utf-8"))
-        for sc in items if isinstance(items, list) else [items]:
-            ids.append((str(f), str(sc.get("scenario", f.stem))))
-    return ids
-
-
-@cache
-def _outcomes() -> dict[tuple[str, str], object]:
-    return {(o.file, o.title): o for o in run_paths([str(SCENARIOS)])}
-
-
-@pytest.mark.parametrize("file,title", _scenario_ids(), ids=lambda x: Path(x).stem if x.endswith(".yaml") else x)
-def test_scenario(file: str, title: str) -> None:
-    outcome = _outcomes().get((file, title))
-    assert outcome is not None, f"scenario {title!r} of {file} did not run"
-    assert outcome.ok, "\n".join(f"{loc}: {msg}" for loc, msg in outcome.failures)
+@pytest.mark.parametrize("file,index", scenario_cases(SCENARIOS))
+def test_scenario(file: str, index: int) -> None:
+    check_scenario(file, index)
 
 
 def test_validates() -> None:

@@ -22,13 +22,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-import yaml
+from scenario_cases import check_scenario, scenario_cases
 
 from engine.agents import RandomAgent
 from engine.game import Game, view
 from engine.model import load
-from engine.scenario import run_paths
-from engine.validate import validate_targets
 
 ROOT = Path(__file__).resolve().parent
 SCENARIO_DIRS = [ROOT / "scenarios" / d for d in ("shogun-cards", "shogun-cards-advanced", "shogun-cards-wagers")]
@@ -44,34 +42,9 @@ GAMES = 60 if LONG else 2
 
 # ---- 1. rule scenarios ----
 
-def _scenario_ids() -> list[tuple[str, str]]:
-    ids = []
-    for d in SCENARIO_DIRS:
-        for f in sorted(d.glob("*.yaml")):
-            items = yaml.safe_load(f.read_text(encoding="utf-8"))
-            for sc in items if isinstance(items, list) else [items]:
-                ids.append((str(f), str(sc.get("scenario", f.stem))))
-    return ids
-
-
-@cache
-def _outcomes() -> dict[tuple[str, str], object]:
-    return {(o.file, o.title): o for o in run_paths([str(d) for d in SCENARIO_DIRS])}
-
-
-@pytest.mark.parametrize("file,title", _scenario_ids(), ids=lambda x: Path(x).stem if x.endswith(".yaml") else x)
-def test_scenario(file: str, title: str) -> None:
-    outcome = _outcomes().get((file, title))
-    assert outcome is not None, f"scenario {title!r} of {file} did not run"
-    assert outcome.ok, "\n".join(f"{loc}: {msg}" for loc, msg in outcome.failures)
-
-
-def test_every_package_validates() -> None:
-    targets = ["rulesets/shogun-cards", "rulesets/shogun-cards-advanced", "rulesets/shogun-cards-wagers",
-               "shogun-cards+shogun-cards-advanced+shogun-cards-wagers"]
-    diags, checked = validate_targets([str(ROOT.parent / t) if t.startswith("rulesets/") else t for t in targets])
-    assert not diags.errors, diags.render()
-    assert len(checked) == 4
+@pytest.mark.parametrize("file,index", scenario_cases(*SCENARIO_DIRS))
+def test_scenario(file: str, index: int) -> None:
+    check_scenario(file, index)
 
 
 # ---- 2. random-bot games with invariants ----

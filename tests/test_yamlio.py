@@ -39,7 +39,7 @@ def found(diags):
 
 BOMB = "".join(
     f"{name}: &{name} [{','.join([f'*{prev}'] * 9) if prev else ','.join(['lol'] * 9)}]\n"
-    for prev, name in zip([None, *"abcdefgh"], "abcdefghi"))
+    for prev, name in zip([None, *"abcdefgh"], "abcdefghi", strict=True))
 
 BROKEN = {
     # Y001 syntax

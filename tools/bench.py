@@ -146,7 +146,7 @@ def run_bench(args: argparse.Namespace) -> int:
         sweep_throughput = None
     if sweep_throughput is not None and not args.combo and _available("shogun"):
         for jobs in (1, 2):
-            got = sweep_throughput("shogun", 4, 40, jobs)
+            got = sweep_throughput("shogun", 4, 300, jobs)
             results[f"sweep_jobs{jobs}"] = got
             if not args.json:
                 print(f"sweep shogun 4p, {jobs} job(s): {got}")

@@ -1,0 +1,21 @@
+"""The modifier pipeline: a value passes through the layers a ruleset declares, in order."""
+from __future__ import annotations
+
+from typing import Any
+
+from dsl.runtime import Ctx
+
+
+def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
+    """`value(name, base, args...)`: each layer whose `when` holds (in modifier_layers order,
+    then package load order, then id) replaces the value, seeing the value so far as `value`."""
+    value = base
+    saved = c.vars
+    try:
+        for _lid, when, fn in c.model.modifiers.get(name, ()):
+            c.vars = {**args, "value": value}
+            if when is None or when(c):
+                value = fn(c)
+    finally:
+        c.vars = saved
+    return value
