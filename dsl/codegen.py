@@ -179,12 +179,20 @@ class Unit:
         head = ["def __rule(c):", "    V = c.vars", "    G = c.g"]
         head += [f"    v_{name} = V.get({name!r})" for name in loads]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
-        code = compile(source, filename, "exec")
+        if _nesting(source) > MAX_NESTING:
+            raise SyntaxError("nested too deeply")  # reported as D002 by the compiler
         namespace = dict(BASE_NAMESPACE)
         namespace.update(self.consts)
-        exec(code, namespace)  # our own generated source: see the module docstring
-        inner = namespace["__rule"]
         first = len(head) + 1
+        inner: Callable | None = None
+
+        def compiled() -> Callable:
+            # Python compiles the source on first use: validation checks every text but runs few.
+            nonlocal inner
+            if inner is None:
+                exec(compile(source, filename, "exec"), namespace)  # our own source: see module docstring
+                inner = namespace["__rule"]
+            return inner
         locs = self.locs
         fallback = locs[0] if locs else Loc()
 
@@ -199,7 +207,7 @@ class Unit:
 
         def run(c: Ctx) -> Any:
             try:
-                return inner(c)
+                return (inner or compiled())(c)
             except RuleError as e:
                 if not e.loc.line:
                     e.loc = locate(e.__traceback__)
@@ -219,6 +227,32 @@ class Unit:
                                 locate(e.__traceback__)) from None
         run.__qualname__ = f"rule[{what}]"
         return run
+
+
+MAX_NESTING = 150  # Python's parser refuses about 200 nested brackets
+
+
+def _nesting(source: str) -> int:
+    """The deepest bracket nesting in generated source (string literals are repr()s: skip them)."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for ch in source:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
 
 
 def _plain_python_error(e: Exception) -> str:

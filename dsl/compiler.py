@@ -47,7 +47,7 @@ def parser() -> Lark:
     # cache=True keeps the analysed grammar in the temp folder: building it takes ~0.3 s,
     # loading it ~15 ms, and every `daimyo` command that reads a ruleset pays this once.
     return Lark(grammar, parser="lalr", postlex=_Indent(), start=["effect", "expression"],
-                propagate_positions=True, maybe_placeholders=False, cache=True)
+                maybe_placeholders=False, cache=True)
 
 
 _PARSED: dict[tuple[str, str], Tree | UnexpectedInput] = {}
@@ -232,6 +232,7 @@ class Compiler:
                            f"{MAX_SOURCE:,}", loc)
             return None
         text = src if src.endswith("\n") else src + "\n"
+        self._src = text
         try:
             tree = parse(text, start)
         except UnexpectedInput as e:
@@ -262,12 +263,8 @@ class Compiler:
         b = self._base
         if node is None:
             return b
-        if isinstance(node, Token):
-            line, col = node.line, node.column or 1
-        else:
-            meta = node.meta
-            line = None if meta.empty else meta.line
-            col = meta.column if line else 1
+        tok = node if isinstance(node, Token) else _first_token(node)
+        line, col = (tok.line, tok.column or 1) if tok is not None else (None, 1)
         if not line or not b.line:
             return b
         return Loc(b.file, b.line + line - 1, b.col + col - 1)
@@ -303,8 +300,22 @@ class Compiler:
             if isinstance(s, Tree):
                 self._stmt(s, scope, depth)
 
-    def _stmt(self, node: Tree, scope: _Scope, depth: int) -> None:
+    def _stmt_at(self, node: Tree) -> Loc:
+        """Where a statement starts, its keyword included (`for`, `if`, `let` are not kept as
+        tokens: find the keyword before the statement's first kept token)."""
         loc = self._at(node)
+        keyword = _KEYWORDS.get(node.data)
+        tok = _first_token(node)
+        if keyword and tok is not None and tok.line and loc.line:
+            lines = self._src.splitlines()
+            text = lines[tok.line - 1] if tok.line <= len(lines) else ""
+            i = text.rfind(keyword, 0, (tok.column or 1) - 1)
+            if i >= 0:
+                return Loc(loc.file, loc.line, loc.col - ((tok.column or 1) - 1 - i))
+        return loc
+
+    def _stmt(self, node: Tree, scope: _Scope, depth: int) -> None:
+        loc = self._stmt_at(node)
         kind = node.data
         u = self._unit
         if kind in ("assign", "aug_assign"):
@@ -330,7 +341,7 @@ class Compiler:
             self._block(node.children[1].children, scope, depth + 1)
             for ch in node.children[2:]:
                 if ch.data == "elif_clause":
-                    u.emit(depth, f"elif {self._expr(ch.children[0], scope)}:", self._at(ch))
+                    u.emit(depth, f"elif {self._expr(ch.children[0], scope)}:", self._stmt_at(ch))
                     self._block(ch.children[1].children, scope, depth + 1)
                 else:
                     u.emit(depth, "else:", self._at(ch))
@@ -624,6 +635,21 @@ class Compiler:
             return f"c.hooks.modify(c, {target!r}, {base}, {mapping})"
         hook = "emit" if name == "emit" else "schedule"
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
+
+
+_KEYWORDS = {"if_stmt": "if", "elif_clause": "elif", "for_stmt": "for", "let_stmt": "let"}
+
+
+def _first_token(tree: Tree) -> Token | None:
+    """Where a construct starts: its first kept token. (Asking lark to track positions on
+    every tree node costs a third of the parse time; tokens carry theirs anyway.)"""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Token):
+            return node
+        stack.extend(reversed(node.children))
+    return None
 
 
 class _Scope:
