@@ -394,6 +394,9 @@ class Compiler:
     def _expr(self, node: Any, scope: _Scope) -> str:
         if isinstance(node, Token):  # bare tokens only occur as names here
             return self._name(node, scope)
+        infix = _INFIX.get(node.data)
+        if infix:  # `a or b`, `a and b`, `a in b`, `a not in b`: Python's own operators
+            return f"({self._expr(node.children[0], scope)} {infix} {self._expr(node.children[1], scope)})"
         handler = getattr(self, "_x_" + node.data, None)
         if handler is None:  # pragma: no cover
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
@@ -508,14 +511,6 @@ class Compiler:
         a, cond, b = (self._expr(ch, scope) for ch in node.children)
         return f"({a} if {cond} else {b})"
 
-    def _x_or_(self, node: Tree, scope: _Scope) -> str:
-        a, b = (self._expr(ch, scope) for ch in node.children)
-        return f"({a} or {b})"
-
-    def _x_and_(self, node: Tree, scope: _Scope) -> str:
-        a, b = (self._expr(ch, scope) for ch in node.children)
-        return f"({a} and {b})"
-
     def _x_not_(self, node: Tree, scope: _Scope) -> str:
         return f"(not {self._expr(node.children[0], scope)})"
 
@@ -526,12 +521,6 @@ class Compiler:
         a = self._expr(node.children[0], scope)
         b = self._expr(node.children[2], scope)
         return f"({a} {node.children[1]} {b})"
-
-    def _x_in_(self, node: Tree, scope: _Scope) -> str:
-        return f"({self._expr(node.children[0], scope)} in {self._expr(node.children[1], scope)})"
-
-    def _x_not_in(self, node: Tree, scope: _Scope) -> str:
-        return f"({self._expr(node.children[0], scope)} not in {self._expr(node.children[1], scope)})"
 
     def _x_binop(self, node: Tree, scope: _Scope) -> str:
         a = self._expr(node.children[0], scope)
@@ -637,6 +626,7 @@ class Compiler:
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
 
 
+_INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}
 _KEYWORDS = {"if_stmt": "if", "elif_clause": "elif", "for_stmt": "for", "let_stmt": "let"}
 
 

@@ -119,8 +119,7 @@ def determinize(game: Game, player: str, rng: random.Random) -> Game:
     Hidden single values (a sealed bid) stay as they are; rulesets that keep secrets in
     single values should keep them in lists of ids if their bots must not peek."""
     sim = game.clone()
-    sim.state["rng"] = rng.getrandbits(64)
-    sim._rng.s = sim.state["rng"]
+    sim.reseed(rng.getrandbits(64))
     _redeal_hidden_lists(sim, player, rng)
     return sim
 

@@ -53,14 +53,13 @@ class Node:
 class FlowCompiler:
     """Turns the `flow` list and the `steps` section into a node table."""
 
-    def __init__(self, steps: dict, compiler: Compiler, globals_: set[str], diags: Diagnostics, file_of: Callable):
+    def __init__(self, steps: dict, compiler: Compiler, globals_: set[str], diags: Diagnostics):
         self.steps = steps
         self.comp = compiler
         self.globals = globals_
         self.diags = diags
         self.nodes: list[Node] = []
         self.step_index: dict[str, int] = {}
-        self._file_of = file_of
 
     def add(self, node: Node) -> int:
         self.nodes.append(node)

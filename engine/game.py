@@ -401,6 +401,11 @@ class Game:
         g = Game(self.model, copy_value(self.state), log=[], logging=False)
         return g
 
+    def reseed(self, rng_state: int) -> None:
+        """Replace the random generator's state (a searcher's copy must not know future chance)."""
+        self.state["rng"] = rng_state & MASK64
+        self._rng = Rng(self.state)
+
     def save(self) -> dict:
         return {"format": SAVE_FORMAT, "ruleset": self.model.combo.source, "options": self.model.combo.options,
                 "players": len(self.state["players"]), "fingerprint": self.model.fingerprint,

@@ -234,7 +234,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             entries.append((layer_order.index(layer["layer"]), rank, lid, when, value))
         modifiers[mname] = [(lid, when, value) for _, _, lid, when, value in sorted(entries, key=lambda e: e[:3])]
     # ---- flow ----
-    fc = FlowCompiler(data["steps"], comp, sym.globals, diags, lambda: "")
+    fc = FlowCompiler(data["steps"], comp, sym.globals, diags)
     fc.compile_steps()
     if not data["flow"]:
         diags.add("F006", "the ruleset has no `flow:` (the game from start to end)",

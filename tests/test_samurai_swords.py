@@ -197,6 +197,7 @@ def _battle_game(model, attacker: dict, defender: dict, castle: int, src: str, t
     else:
         for u in REGULAR:
             e[src]["force"][u] = attacker.get(u, 0)
+            e[src]["committed"][u] = attacker.get(u, 0)    # Phase B named the whole force
         who = src
     g.state["flow"] = [{"n": model.steps["battle"], "i": 0, "v": {"attacker": who, "target": target}}]
     return g.state
@@ -299,6 +300,10 @@ def invariant_errors(g: Game) -> list[str]:
             errs.append(f"{x}: {f['ronin']} ronin with {size} regular units")
         if min(f["force"].values()) < 0 or f["ronin"] < 0:
             errs.append(f"{x}: a negative count")
+        if any(f["committed"][u] > f["force"][u] for u in REGULAR) or f["committed_ronin"] > f["ronin"]:
+            errs.append(f"{x}: more units named for an attack than the force holds")
+        if any(f["stay"][u] > f["force"][u] for u in REGULAR):
+            errs.append(f"{x}: more units held in place than the force holds")
         if f["owner"] is None and (size or f["army"]):
             errs.append(f"{x}: units but no owner")
         here = [a for a in armies if e[a]["alive"] and e[a]["at"] == x]
