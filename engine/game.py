@@ -417,7 +417,9 @@ class Game:
             raise ValueError(f"not a daimyo save (format {save.get('format')!r})")
         if save.get("fingerprint") != model.fingerprint:
             raise ValueError("this save was made with different rules (ruleset files or options changed)")
-        return cls(model, copy_value(save["state"]))
+        state = save.get("state")
+        _check_state(model, state)
+        return cls(model, copy_value(state))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Game) and self.state == other.state
@@ -457,6 +459,22 @@ def view(model: Model, state: dict, player: str | None) -> dict:
                 shown[f] = _hide(v)
         out["ent"][eid] = shown
     return out
+
+
+def _check_state(model: Model, state: Any) -> None:
+    """A saved state's shape, checked before play: a damaged save is an error, not a crash."""
+    keys = {"globals": dict, "ent": dict, "players": list, "rng": int, "flow": list, "seq": int}
+    if not isinstance(state, dict):
+        raise ValueError("the save holds no game state")
+    for key, kind in keys.items():
+        if not isinstance(state.get(key), kind):
+            raise ValueError(f"the saved state's `{key}` is missing or damaged")
+    for frame in state["flow"]:
+        if not (isinstance(frame, dict) and isinstance(frame.get("n"), int) and 0 <= frame["n"] < len(model.nodes)
+                and isinstance(frame.get("i"), int) and isinstance(frame.get("v"), dict)):
+            raise ValueError("the saved flow position is damaged")
+    if any(p not in state["ent"] for p in state["players"]):
+        raise ValueError("the saved players do not match the saved entities")
 
 
 def player_log(log: list[dict], player: str) -> list[dict]:

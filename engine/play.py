@@ -11,8 +11,7 @@ from engine.agents import AGENTS, make_agent
 from engine.diagnostics import Diagnostics
 from engine.game import Game, canonical
 from engine.model import Model, build
-
-DEFAULT_COMBO = "shogun"
+from rulesets import DEFAULT_RULESET as DEFAULT_COMBO
 
 
 class LogWriter:
@@ -49,6 +48,8 @@ def play(args: argparse.Namespace) -> int:
         try:
             with open(args.load, encoding="utf-8") as fh:
                 save = json.load(fh)
+            if not isinstance(save, dict):
+                raise ValueError("not a daimyo save (it is not a JSON object)")
             combo, options, players = save["ruleset"], save["options"], int(save["players"])
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"daimyo: cannot load `{args.load}`: {e}", file=sys.stderr)
@@ -75,7 +76,11 @@ def play(args: argparse.Namespace) -> int:
     writer = LogWriter(args.log, not args.quiet, names, out)
     try:
         if save is not None:
-            game = Game.from_save(model, save)
+            try:
+                game = Game.from_save(model, save)
+            except ValueError as e:
+                print(f"daimyo: cannot continue `{args.load}`: {e}", file=sys.stderr)
+                return 1
             game.on_log = writer
         else:
             if not args.quiet:

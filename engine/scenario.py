@@ -16,12 +16,10 @@ from dsl.runtime import Ctx, RuleError
 from engine.diagnostics import Diagnostics, Loc, RulesetError
 from engine.game import Game, IllegalMove
 from engine.model import Model, build
+from engine.schema import check_scenario
 from engine.yamlio import load_yaml, loc_of
 
 _MODEL_CACHE: dict[tuple, Model] = {}
-SCENARIO_KEYS = {"scenario", "notes", "ruleset", "players", "options", "seed", "start", "setup", "forced",
-                 "moves", "expect", "expect_log", "expect_error", "continue"}
-
 
 @dataclass
 class Outcome:
@@ -55,6 +53,10 @@ def run_file(path: str | Path) -> list[Outcome]:
         for d in diags.errors or [None]:
             out.failures.append((d.loc if d else Loc(display), d.message if d else "empty scenario file"))
         return [out]
+    if not check_scenario(data, display, diags):
+        out = Outcome(display, Path(path).stem)
+        out.failures.extend((d.loc, f"{d.message}{' (' + d.hint + ')' if d.hint else ''}") for d in diags.errors)
+        return [out]
     items = data if isinstance(data, list) else [data]
     return [run_one(item, display, loc_of(data, i) if isinstance(data, list) else Loc(display, 1, 1))
             for i, item in enumerate(items)]
@@ -69,10 +71,6 @@ def run_one(sc: Any, file: str, where: Loc) -> Outcome:
         return out
     if not isinstance(sc, dict):
         return fail(where, "a scenario is a mapping (scenario, ruleset, players, moves, expect ...)")
-    unknown = [k for k in sc if k not in SCENARIO_KEYS]
-    if unknown:
-        return fail(loc_of(sc, unknown[0], key=True), f"unknown scenario key `{unknown[0]}`; "
-                    f"known: {', '.join(sorted(SCENARIO_KEYS))}")
     if "ruleset" not in sc or "players" not in sc:
         return fail(where, "a scenario needs `ruleset:` and `players:`")
     players = sc["players"]

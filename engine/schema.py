@@ -15,7 +15,8 @@ from engine.schemacheck import Checker
 from engine.schemacheck import SchemaError as ValidationError
 from engine.yamlio import loc_of
 
-SCHEMA_FILES = {"manifest": "manifest.schema.json", "ruleset": "ruleset.schema.json"}
+SCHEMA_FILES = {"manifest": "manifest.schema.json", "ruleset": "ruleset.schema.json",
+                "scenario": "scenario.schema.json"}
 MAX_ERRORS_PER_FILE = 50
 
 
@@ -40,6 +41,10 @@ def check_datafile(data: Any, file: str, diags: Diagnostics) -> bool:
                   Loc(file, 1, 1))
         return False
     return _check("ruleset", data, file, diags, "S")
+
+
+def check_scenario(data: Any, file: str, diags: Diagnostics) -> bool:
+    return _check("scenario", data, file, diags, "S")
 
 
 def _check(kind: str, data: Any, file: str, diags: Diagnostics, prefix: str) -> bool:

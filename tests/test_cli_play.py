@@ -55,3 +55,23 @@ def test_player_copy_of_the_log_hides_others_secrets(tmp_path: Path) -> None:
     assert daimyo("play", RACE, "--players", "2", "--quiet", "--log-for", f"P1={p1}").returncode == 0
     text = p1.read_text(encoding="utf-8")
     assert '"state"' not in text and '"t":"decision"' in text
+
+
+def test_damaged_saves_are_errors_not_crashes(tmp_path: Path) -> None:
+    import json
+    save = tmp_path / "g.json"
+    assert daimyo("play", RACE, "--players", "2", "--quiet", "--save", str(save)).returncode == 0
+    good = json.loads(save.read_text(encoding="utf-8"))
+    damaged = {
+        "not-json": "\x00\x01",
+        "a-list": "[1, 2]",
+        "other-rules": json.dumps({**good, "fingerprint": "0000"}),
+        "no-state": json.dumps({k: v for k, v in good.items() if k != "state"}),
+        "bad-frame": json.dumps({**good, "state": {**good["state"], "flow": [{"n": 10**6, "i": 0, "v": {}}]}}),
+    }
+    for name, text in damaged.items():
+        f = tmp_path / f"{name}.json"
+        f.write_text(text, encoding="utf-8")
+        r = daimyo("play", "--load", str(f), "--quiet")
+        assert r.returncode == 1, name
+        assert "Traceback" not in r.stderr and r.stderr.startswith("daimyo: cannot"), (name, r.stderr)

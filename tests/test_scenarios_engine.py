@@ -36,3 +36,15 @@ def test_illegal_scripted_move_lists_the_legal_ones(tmp_path: Path) -> None:
     f.write_text(f"scenario: illegal\nruleset: {race}\nplayers: 2\nmoves: [7]\n", encoding="utf-8")
     [o] = run_file(f)
     assert o.failures[0][0].line == 4 and "legal: 1, 2, 3" in o.failures[0][1]
+
+
+def test_malformed_scenario_files_get_located_errors(tmp_path: Path) -> None:
+    race = HERE / "rulesets" / "race"
+    cases = {"forced: 3": (4, "forced must be a list"), "moves: 5": (4, "moves must be a list"),
+             "seed: abc": (4, "seed must be a whole number"), "bogus: 1": (4, "unknown key `bogus`"),
+             "start: {step: take_turn, with: 3}": (4, "start.with must be a mapping")}
+    for body, (line, text) in cases.items():
+        f = tmp_path / "bad.yaml"
+        f.write_text(f"scenario: x\nruleset: {race}\nplayers: 2\n{body}\n", encoding="utf-8")
+        [o] = run_file(f)
+        assert not o.ok and o.failures[0][0].line == line and text in o.failures[0][1], (body, o.failures)
