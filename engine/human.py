@@ -5,6 +5,7 @@ import json
 import sys
 from typing import Any
 
+from dsl.runtime import Ctx, RuleError
 from engine.game import Decision, Game
 
 HELP = """  a number  take that option
@@ -14,12 +15,30 @@ HELP = """  a number  take that option
   h         this help"""
 
 
-def _show(option: Any) -> str:
-    if isinstance(option, str):
-        return option
+def _show(game: Game, option: Any) -> str:
+    """An option as a person reads it: the ruleset's `display.label` when it gives one."""
     if option is None:
         return "(pass)"
-    return json.dumps(option, ensure_ascii=False)
+    label = game.model.label
+    if label is not None:
+        try:
+            text = label(Ctx(game.state, game.model, game, {"item": option}))
+        except RuleError:
+            text = None
+        if text not in (None, ""):
+            return str(text)
+    return option if isinstance(option, str) else json.dumps(option, ensure_ascii=False)
+
+
+def status_line(game: Game, player: str) -> str:
+    """The ruleset's `display.status` for a player, or '' when it has none."""
+    fn = game.model.status
+    if fn is None:
+        return ""
+    try:
+        return str(fn(Ctx(game.state, game.model, game, {"player": player})))
+    except RuleError:
+        return ""
 
 
 def ask(game: Game, d: Decision, names: dict[str, str], save_path: str | None,
@@ -28,9 +47,10 @@ def ask(game: Game, d: Decision, names: dict[str, str], save_path: str | None,
     from engine.cli import write_atomic
     stdin = stdin or sys.stdin
     out = out or sys.stdout
-    print(f"\n{names.get(d.player, d.player)}: {d.prompt}", file=out)
+    status = status_line(game, d.player)
+    print(f"\n{names.get(d.player, d.player)}{' [' + status + ']' if status else ''}: {d.prompt}", file=out)
     for i, o in enumerate(d.options, 1):
-        print(f"  {i:>3}. {_show(o)}", file=out)
+        print(f"  {i:>3}. {_show(game, o)}", file=out)
     while True:
         print("> ", end="", file=out, flush=True)
         line = stdin.readline()

@@ -66,6 +66,7 @@ class Model:
     symbols: Symbols
     checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
     frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
+    label: Callable | None = None  # display.label: how an option is shown to a person
 
     @property
     def name(self) -> str:
@@ -255,6 +256,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     display = data["display"]
     status = comp.expression(display["status"], loc_of(display, "status"), {"player"}, "status") \
         if "status" in display else None
+    label = comp.expression(display["label"], loc_of(display, "label"), {"item"}, "label") \
+        if "label" in display else None
     checks = {cid: comp.expression(chk["expect"], loc_of(chk, "expect"), set(), f"check `{cid}`")
               for cid, chk in data["checks"].items()}
     if diags.errors:
@@ -265,6 +268,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                   score, tiebreak, evaluate, status, list(display.get("player_names") or []), fingerprint, sym,
                   checks)
     model.frozen_ids = _container_ids(sym.constants.values())
+    model.label = label
     run_checks(model, checks, diags)
     return None if diags.errors else model
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
-from dsl.runtime import Ctx, RuleError
+from dsl.runtime import RuleError
 from engine.agents import AGENTS, make_agent
 from engine.diagnostics import Diagnostics
 from engine.game import Game, canonical
+from engine.human import status_line
 from engine.model import Model, build
 from rulesets import DEFAULT_RULESET as DEFAULT_COMBO
 
@@ -141,19 +142,8 @@ def print_table(game: Game, names: dict[str, str], out: TextIO) -> None:
     print("\nFinal table", file=out)
     for rank, p in enumerate(res.get("ranking", []), 1):
         extra = f"  (tie-break {', '.join(map(str, ties[p]))})" if ties.get(p) else ""
-        status = _status(game, p)
+        status = status_line(game, p)
         print(f"  {rank}. {names.get(p, p):<16} {scores.get(p)}{extra}{'  ' + status if status else ''}", file=out)
     winners = res.get("winners", [])
     label = "Winner" if len(winners) == 1 else "Winners (tied)"
     print(f"{label}: {', '.join(names.get(w, w) for w in winners)}", file=out)
-
-
-def _status(game: Game, player: str) -> str:
-    fn = game.model.status
-    if fn is None:
-        return ""
-    try:
-        v: Any = fn(Ctx(game.state, game.model, game, {"player": player}))
-    except RuleError:
-        return ""
-    return str(v)

@@ -75,3 +75,10 @@ def test_damaged_saves_are_errors_not_crashes(tmp_path: Path) -> None:
         r = daimyo("play", "--load", str(f), "--quiet")
         assert r.returncode == 1, name
         assert "Traceback" not in r.stderr and r.stderr.startswith("daimyo: cannot"), (name, r.stderr)
+
+
+def test_a_person_sees_labels_and_their_status() -> None:
+    """display.label and display.status: cards by face, territories by owner, the player's position."""
+    r = daimyo("play", "shogun-cards", "--players", "2", "--seats", "human,random", stdin="1\n1\nq\n")
+    assert "P1's territory 1" in r.stdout and "in hand]" in r.stdout
+    assert any(suit in r.stdout for suit in "♣♠♦♥"), r.stdout[:500]
