@@ -9,6 +9,7 @@ chance is re-seeded, so it never peeks at another player's secrets.
 """
 from __future__ import annotations
 
+import json
 import math
 import random
 import time
@@ -66,47 +67,96 @@ class HeuristicAgent:
 
 
 class SearchAgent:
-    """Determinized Monte Carlo tree search (flat UCB at the root over playouts).
+    """Determinized Monte Carlo tree search (single-observer information-set MCTS).
 
-    Each playout determinizes the game for the deciding player, applies one root option,
-    then plays random moves to the end (or `depth` decisions) and scores the position with
-    `evaluate`. Budget: `playouts` per decision, or `seconds` if given."""
+    Every iteration deals a fresh determinization of what the deciding player cannot see
+    (`determinize`), then walks one shared tree of decisions, everybody's, from the current
+    one: UCB1 among the options legal in this deal (an option's "availability" counts the
+    deals where it could be chosen), a new node, a random playout of at most `depth`
+    decisions, and the outcome for each player backed up the path, each node scored for the
+    player who chose it. Budget: `playouts` iterations, or `seconds` of wall time if given
+    (at least one iteration per root option either way)."""
 
     name = "search"
 
-    def __init__(self, seed: int = 0, playouts: int = 64, depth: int = 60, seconds: float | None = None):
+    def __init__(self, seed: int = 0, playouts: int = 64, depth: int = 60, seconds: float | None = None,
+                 exploration: float = 0.7):
         self.rng = random.Random(seed)
         self.playouts = playouts
         self.depth = depth
         self.seconds = seconds
+        self.c = exploration
 
     def choose(self, game: Game, decision: Decision) -> int:
-        n = len(decision.options)
-        visits = [0] * n
-        totals = [0.0] * n
-        deadline = time.monotonic() + self.seconds if self.seconds else None
         me = decision.player
+        root = _Node()
+        deadline = time.monotonic() + self.seconds if self.seconds else None
+        n = len(decision.options)
         for t in range(max(self.playouts, n)):
-            if deadline and time.monotonic() > deadline and t >= n:
+            if deadline and t >= n and time.monotonic() > deadline:
                 break
-            if t < n:
-                i = t
-            else:
-                i = max(range(n), key=lambda k: totals[k] / visits[k] + 1.4 * math.sqrt(math.log(t) / visits[k]))
-            sim = determinize(game, me, self.rng)
-            try:
-                sim.apply(decision.options[i])
-                steps = 0
-                while not sim.over and steps < self.depth:
-                    d = sim.decision
-                    sim.apply(d.options[self.rng.randrange(len(d.options))])
-                    steps += 1
-                value = outcome_value(sim, me)
-            except RuleError:
-                value = -1.0
-            visits[i] += 1
-            totals[i] += value
-        return max(range(n), key=lambda k: (visits[k], totals[k] / max(1, visits[k])))
+            self._iterate(root, determinize(game, me, self.rng))
+        keys = [_key(o) for o in decision.options]
+        return max(range(n), key=lambda i: (root.children[keys[i]].visits if keys[i] in root.children else -1,
+                                            -i))
+
+    def _iterate(self, root: _Node, sim: Game) -> None:
+        path: list[tuple[_Node, str]] = []
+        node = root
+        try:
+            while not sim.over:  # selection and expansion
+                d = sim.decision
+                keys = [_key(o) for o in d.options]
+                for k in keys:
+                    child = node.children.get(k)
+                    if child is not None:
+                        child.avail += 1
+                untried = [i for i, k in enumerate(keys) if k not in node.children]
+                if untried:
+                    i = untried[self.rng.randrange(len(untried))]
+                    child = node.children[keys[i]] = _Node()
+                    child.avail = 1
+                    sim.apply(d.options[i])
+                    path.append((child, d.player))
+                    break
+                i = max(range(len(keys)), key=lambda j: node.children[keys[j]].ucb(self.c))
+                node = node.children[keys[i]]
+                sim.apply(d.options[i])
+                path.append((node, d.player))
+            steps = 0
+            while not sim.over and steps < self.depth:  # playout
+                d = sim.decision
+                sim.apply(d.options[self.rng.randrange(len(d.options))])
+                steps += 1
+            rewards: dict[str, float] = {}
+            for child, mover in path:  # backup, each node for the player who chose it
+                if mover not in rewards:
+                    rewards[mover] = outcome_value(sim, mover)
+                child.visits += 1
+                child.total += rewards[mover]
+        except RuleError:
+            for child, _mover in path:
+                child.visits += 1
+
+
+class _Node:
+    __slots__ = ("avail", "children", "total", "visits")
+
+    def __init__(self) -> None:
+        self.children: dict[Any, _Node] = {}
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 0
+
+    def ucb(self, c: float) -> float:
+        if not self.visits:
+            return math.inf
+        return self.total / self.visits + c * math.sqrt(math.log(max(1, self.avail)) / self.visits)
+
+
+def _key(option: Any) -> Any:
+    """A hashable key for an option (options are JSON values)."""
+    return option if isinstance(option, (str, int, float, bool)) or option is None else json.dumps(option)
 
 
 def determinize(game: Game, player: str, rng: random.Random) -> Game:
