@@ -185,33 +185,33 @@ def _check_expectations(sc: dict, game: Game, comp: Compiler, diags: Diagnostics
         if isinstance(item, dict):
             for expr, want in item.items():
                 iloc = loc_of(item, expr, key=True) if loc_of(item, expr, key=True).line else loc
-                fn = comp.expression(str(expr), iloc, (), "expectation")
-                if fn is None:
-                    _report(comp, fail)
-                    continue
-                try:
-                    got = fn(Ctx(game.state, game.model, game))
-                except RuleError as e:
-                    fail(iloc, f"cannot evaluate `{expr}`: {e.message}")
-                    continue
-                if got != _plain(want):
+                got = _evaluate(expr, iloc, game, comp, fail)
+                if got is not _FAILED and got != _plain(want):
                     fail(iloc, f"expected `{expr}` to be {want!r}, but it is {got!r}")
         else:
-            fn = comp.expression(str(item), loc, (), "expectation")
-            if fn is None:
-                _report(comp, fail)
-                continue
-            try:
-                ok = fn(Ctx(game.state, game.model, game))
-            except RuleError as e:
-                fail(loc, f"cannot evaluate `{item}`: {e.message}")
-                continue
-            if not ok:
+            got = _evaluate(item, loc, game, comp, fail)
+            if got is not _FAILED and not got:
                 fail(loc, f"expected `{item}` to hold; it does not")
     texts = [e["text"] for e in game.log if e["t"] == "say"]
     for i, want in enumerate(sc.get("expect_log") or []):
         if not any(str(want) in t for t in texts):
             fail(loc_of(sc["expect_log"], i), f"the account has no line containing `{want}`")
+
+
+_FAILED = object()
+
+
+def _evaluate(expr: Any, loc: Loc, game: Game, comp: Compiler, fail: Any) -> Any:
+    """The value of an expectation, or _FAILED after reporting why it has none."""
+    fn = comp.expression(str(expr), loc, (), "expectation")
+    if fn is None:
+        _report(comp, fail)
+        return _FAILED
+    try:
+        return fn(Ctx(game.state, game.model, game))
+    except RuleError as e:
+        fail(loc, f"cannot evaluate `{expr}`: {e.message}")
+        return _FAILED
 
 
 def _plain(x: Any) -> Any:
