@@ -29,6 +29,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file the user named cannot be read or written: say which, no traceback
+        where = f" `{e.filename}`" if e.filename else ""
+        print(f"daimyo: cannot use{where}: {e.strerror or e}", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -206,11 +210,14 @@ def write_atomic(path: str | Path, text: str) -> None:
     """Write a file so that a crash never leaves half of it: temp file, fsync, rename."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as e:  # report the file the user named, not our temporary one
+        raise OSError(e.errno, e.strerror, str(path)) from None
 
 
 def fail_loc(message: str, file: str = "") -> Diagnostics:

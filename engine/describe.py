@@ -159,14 +159,14 @@ def _outline(items: Any, data: dict, res: Resolved, base: str, out: list[str], d
             if "else" in item:
                 out.append(f"{pad}if there is no option:")
                 _outline(item["else"], data, res, base, out, depth + 1, expanded)
-        elif "repeat" in item:
-            out.append(f"{pad}repeat {_short(item['repeat'])}" + (f" as {item['as']}" if item.get("as") else "") + mark)
-            _outline(item.get("do"), data, res, base, out, depth + 1, expanded)
-        elif "for" in item:
-            out.append(f"{pad}for {item['for']} in {_short(item.get('in'))}{mark}")
-            _outline(item.get("do"), data, res, base, out, depth + 1, expanded)
-        elif "while" in item:
-            out.append(f"{pad}while {_short(item['while'])}{mark}")
+        elif "repeat" in item or "for" in item or "while" in item:  # loops: a heading, then their `do`
+            if "repeat" in item:
+                head = f"repeat {_short(item['repeat'])}" + (f" as {item['as']}" if item.get("as") else "")
+            elif "for" in item:
+                head = f"for {item['for']} in {_short(item.get('in'))}"
+            else:
+                head = f"while {_short(item['while'])}"
+            out.append(f"{pad}{head}{mark}")
             _outline(item.get("do"), data, res, base, out, depth + 1, expanded)
         elif "if" in item:
             out.append(f"{pad}if {_short(item['if'])}{mark}")

@@ -82,3 +82,11 @@ def test_a_person_sees_labels_and_their_status() -> None:
     r = daimyo("play", "shogun-cards", "--players", "2", "--seats", "human,random", stdin="1\n1\nq\n")
     assert "P1's territory 1" in r.stdout and "in hand]" in r.stdout
     assert any(suit in r.stdout for suit in "♣♠♦♥"), r.stdout[:500]
+
+
+def test_unwritable_output_paths_are_errors_not_crashes(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "dir"
+    for args in (["play", RACE, "--players", "2", "--quiet", "--log", str(missing / "g.jsonl")],
+                 ["play", RACE, "--players", "2", "--quiet", "--save", str(missing / "g.json")]):
+        r = daimyo(*args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr and "cannot use" in r.stderr, r.stderr
