@@ -18,7 +18,7 @@ from typing import Any
 
 from dsl.primitives import PRIMITIVES, describe
 from dsl.runtime import Ctx, RuleError, copy_value, writable
-from engine.diagnostics import Loc
+from engine.base.diagnostics import Loc
 
 MAX_CALL_DEPTH = 200
 MAX_SEQUENCE = 1_000_000  # items in a list or characters in a text built by `+` or `*`

@@ -26,7 +26,7 @@ from lark.indenter import Indenter
 from dsl.codegen import AUG_OPS, Unit
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
-from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 
 Fn = Callable[[Ctx], Any]
 MAX_SOURCE = 100_000  # characters in one rule text

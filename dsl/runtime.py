@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.diagnostics import Loc
+from engine.base.diagnostics import Loc
 
 
 class RuleError(Exception):

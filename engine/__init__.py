@@ -17,9 +17,9 @@ from typing import Any
 __version__ = "0.1.0"
 
 # The public names are loaded on first use: the rules language (dsl/) imports
-# engine.diagnostics, and an eager import of engine.game here would be circular.
+# engine.base.diagnostics, and an eager import of engine.game here would be circular.
 _PUBLIC = {
-    "Diagnostic": "engine.diagnostics", "Diagnostics": "engine.diagnostics", "RulesetError": "engine.diagnostics",
+    "Diagnostic": "engine.base.diagnostics", "Diagnostics": "engine.base.diagnostics", "RulesetError": "engine.base.diagnostics",
     "Decision": "engine.game", "Game": "engine.game", "IllegalMove": "engine.game",
     "Model": "engine.model", "load": "engine.model",
 }

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import __version__
-from engine.diagnostics import Diagnostics, Loc
+from engine.base.diagnostics import Diagnostics, Loc
 
 EPILOG = "COMBO is a base ruleset and expansions joined by +, each a bundled id or a folder path " \
          "(e.g. shogun, shogun+tennos-court+chambers, ./my-variant)."

@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from engine.diagnostics import Diagnostics, Loc
+from engine.base.diagnostics import Diagnostics, Loc
 from engine.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
 from engine.model import Model, build_combo
 from engine.package import Combo, resolve_combo

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dsl.compiler import Compiler
-from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.yamlio import loc_of
 
 Fn = Callable[[Any], Any]

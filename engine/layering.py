@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.package import Combo, Package, ordered_before, same_value
 from engine.schema import check_data, check_datafile
 from engine.yamlio import LocDict, LocList, load_yaml, loc_of

@@ -17,7 +17,7 @@ from dsl.compiler import Callable_, Compiler, Symbols
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx, RuleError, copy_value
 from engine.board import Board, build_board
-from engine.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
+from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.flow import FlowCompiler, Node
 from engine.layering import Resolved, copy_map, resolve
 from engine.modifiers import apply_modifiers

@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.yamlio import load_yaml, loc_of
 
 MANIFEST = "ruleset.yaml"

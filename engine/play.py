@@ -8,7 +8,7 @@ from typing import TextIO
 
 from dsl.runtime import RuleError
 from engine.agents import AGENTS, make_agent
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.game import Game, canonical
 from engine.human import status_line
 from engine.model import Model, build

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from dsl.runtime import RuleError
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.game import Game, IllegalMove, canonical
 from engine.model import build
 

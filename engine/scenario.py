@@ -13,7 +13,7 @@ from typing import Any
 
 from dsl.compiler import Compiler, Symbols
 from dsl.runtime import Ctx, RuleError
-from engine.diagnostics import Diagnostics, Loc, RulesetError
+from engine.base.diagnostics import Diagnostics, Loc, RulesetError
 from engine.game import Game, IllegalMove
 from engine.model import Model, build
 from engine.schema import check_scenario

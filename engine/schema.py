@@ -10,7 +10,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.schemacheck import Checker
 from engine.schemacheck import SchemaError as ValidationError
 from engine.yamlio import loc_of

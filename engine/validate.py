@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dsl.compiler import compile_cache
-from engine.diagnostics import Diagnostic, Diagnostics
+from engine.base.diagnostics import Diagnostic, Diagnostics
 from engine.layering import included, reading_cache
 from engine.model import MAX_PLAYERS, build_combo, run_checks
 from engine.package import (

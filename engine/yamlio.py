@@ -31,7 +31,7 @@ from yaml.events import (
     StreamEndEvent,
 )
 
-from engine.diagnostics import Diagnostics, Loc
+from engine.base.diagnostics import Diagnostics, Loc
 
 __all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of"]
 

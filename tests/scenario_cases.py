@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.scenario import Outcome, run_paths
 from engine.yamlio import load_yaml
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from engine.board import Board, build_board
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 
 RULESETS = Path(__file__).resolve().parent.parent / "rulesets"
 

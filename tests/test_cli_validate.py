@@ -10,7 +10,7 @@ import yaml
 
 from engine.cli import main
 from engine.describe import describe
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.model import load
 from engine.validate import validate_targets, variants
 

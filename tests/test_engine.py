@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.game import Game, IllegalMove, canonical
 from engine.model import build
 from engine.package import bundled_ids

@@ -30,7 +30,7 @@ import pytest
 
 from engine.agents import RandomAgent
 from engine.describe import describe
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.game import Game, view
 from engine.model import load
 from engine.validate import validate_targets

@@ -81,7 +81,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _documents() -> list[tuple[str, str, Any]]:
-    from engine.diagnostics import Diagnostics
+    from engine.base.diagnostics import Diagnostics
     from engine.yamlio import load_yaml
     out = []
     for folder in ("rulesets", "tests/rulesets", "tests/broken"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.game import Game
 from engine.model import load
 from tools.mapdraw import board_from_files, compute_layout, separate

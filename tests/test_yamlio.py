@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import yamlio
-from engine.diagnostics import Diagnostics, Loc
+from engine.base.diagnostics import Diagnostics, Loc
 from engine.yamlio import LocDict, LocList, load_yaml, load_yaml_text, loc_of
 
 BACKENDS = [pytest.param(yaml.SafeLoader, id="pure")]

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from engine.diagnostics import Diagnostics
+from engine.base.diagnostics import Diagnostics
 from engine.game import Game
 from engine.model import Model, build
 from engine.package import bundled_ids

@@ -27,7 +27,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from engine.board import Board, build_board
-from engine.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
 NAME_SIZE = 13

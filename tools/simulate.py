@@ -375,7 +375,7 @@ def run_sweep(combo: str, players: int | None, games: int, *, jobs: int = 1, bot
     """Run (or resume, or extend) a sweep and store its rows in `db`. Raises SweepError when
     it cannot start. Ctrl-C stops it cleanly: what was played is committed first."""
     from engine import __version__
-    from engine.diagnostics import Diagnostics
+    from engine.base.diagnostics import Diagnostics
     from engine.model import build
 
     if games < 0:
