@@ -19,10 +19,10 @@ from dsl.runtime import Ctx, RuleError, copy_value
 from engine.board import Board, build_board
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.flow import FlowCompiler, Node
-from engine.layering import Resolved, copy_map, resolve
+from engine.load.layering import Resolved, copy_map, resolve
 from engine.modifiers import apply_modifiers
-from engine.package import Combo, resolve_combo
-from engine.yamlio import loc_of
+from engine.load.package import Combo, resolve_combo
+from engine.load.yamlio import loc_of
 
 PLAYER_KIND = "player"
 MAX_PLAYERS = 16

@@ -21,9 +21,9 @@ from typing import Any
 
 from dsl.compiler import compile_cache
 from engine.base.diagnostics import Diagnostic, Diagnostics
-from engine.layering import included, reading_cache
+from engine.load.layering import included, reading_cache
 from engine.model import MAX_PLAYERS, build_combo, run_checks
-from engine.package import (
+from engine.load.package import (
     MANIFEST,
     Combo,
     Package,
@@ -33,7 +33,7 @@ from engine.package import (
     resolve_combo,
     same_value,
 )
-from engine.yamlio import loc_of
+from engine.load.yamlio import loc_of
 
 
 def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:

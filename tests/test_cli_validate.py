@@ -102,7 +102,7 @@ def test_names_that_are_not_packages_are_skipped_in_a_glob(tmp_path: Path) -> No
 
 
 def test_every_option_value_and_player_count_that_gates_a_file_is_compiled() -> None:
-    from engine.package import resolve_combo
+    from engine.load.package import resolve_combo
     combo = resolve_combo(MAP, Diagnostics())
     assert variants(combo) == [({"side": "sun"}, [2]), ({"side": "sun"}, [3]), ({"side": "moon"}, [2])]
 

@@ -54,7 +54,7 @@ GREY_TEXT = "#8a8a8a"
 
 def board_from_files(paths: list[str], diags: Diagnostics) -> Board | None:
     """Merge the `board` sections of some data files (as a package would) and compile them."""
-    from engine.yamlio import load_yaml
+    from engine.load.yamlio import load_yaml
     merged: dict[str, Any] = {}
     for path in paths:
         data = load_yaml(Path(path), diags, display_name=path)

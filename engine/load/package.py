@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.yamlio import load_yaml, loc_of
+from engine.load.schema import check_manifest
+from engine.load.yamlio import load_yaml, loc_of
 
 MANIFEST = "ruleset.yaml"
 
@@ -105,7 +106,6 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
             diags.add("P002", "the manifest must be a mapping with at least id, name, version and players",
                       Loc(display, 1, 1))
         return None
-    from engine.schema import check_manifest  # local: schema module imports this one's types
     if not check_manifest(data, display, diags):
         return None
     pid = str(data["id"])
