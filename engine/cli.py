@@ -136,7 +136,7 @@ def load_model(combo: str, options: dict, players: int | None, diags: Diagnostic
 # ---- validate ----
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from engine.validate import validate_targets
+    from engine.model.validate import validate_targets
     diags, checked = validate_targets(args.targets)
     report(diags, args.format)
     if args.format == "human":

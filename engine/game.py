@@ -19,7 +19,7 @@ from typing import Any
 
 from dsl.runtime import Ctx, RuleError, copy_value
 from engine.model import PLAYER_KIND, Model
-from engine.modifiers import apply_modifiers
+from engine.model.modifiers import apply_modifiers
 
 SAVE_FORMAT = "daimyo-save/1"
 MASK64 = (1 << 64) - 1

@@ -16,8 +16,8 @@ from dsl.runtime import Ctx, RuleError
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError
 from engine.game import Game, IllegalMove
 from engine.model import Model, build
-from engine.load.schema import check_scenario
-from engine.load.yamlio import load_yaml, loc_of
+from engine.loading.schema import check_scenario
+from engine.loading.yamlio import load_yaml, loc_of
 
 _MODEL_CACHE: dict[tuple, Model] = {}
 

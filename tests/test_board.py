@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.board import Board, build_board
+from engine.model.board import Board, build_board
 from engine.base.diagnostics import Diagnostics
 
 RULESETS = Path(__file__).resolve().parent.parent / "rulesets"
@@ -335,7 +335,7 @@ def test_input_is_not_modified():
     assert section == before
 
 
-# --------------------------------------------------------------------------- locations (needs engine.load.yamlio)
+# --------------------------------------------------------------------------- locations (needs engine.loading.yamlio)
 
 LOCATED = """\
 board:
@@ -357,10 +357,10 @@ board:
 
 
 def load_located(text: str, tmp_path: Path) -> tuple[Mapping, str]:
-    """The `board` mapping as engine.load.yamlio loads it (with positions), or skip the test."""
-    yamlio = pytest.importorskip("engine.load.yamlio")
+    """The `board` mapping as engine.loading.yamlio loads it (with positions), or skip the test."""
+    yamlio = pytest.importorskip("engine.loading.yamlio")
     if not hasattr(yamlio, "load_yaml"):
-        pytest.skip("engine.load.yamlio has no load_yaml yet")
+        pytest.skip("engine.loading.yamlio has no load_yaml yet")
     path = tmp_path / "board.yaml"
     path.write_text(text, encoding="utf-8")
     diags = Diagnostics()
@@ -402,9 +402,9 @@ def test_diagnostics_point_at_the_offending_item(tmp_path):
     ("samurai-swords/board.yaml",),
 ])
 def test_real_boards_load_cleanly_through_yamlio(files):
-    yamlio = pytest.importorskip("engine.load.yamlio")
+    yamlio = pytest.importorskip("engine.loading.yamlio")
     if not hasattr(yamlio, "load_yaml"):
-        pytest.skip("engine.load.yamlio has no load_yaml yet")
+        pytest.skip("engine.loading.yamlio has no load_yaml yet")
     diags = Diagnostics()
     section: dict = {}
     for name in files:

@@ -12,7 +12,7 @@ from engine.cli import main
 from engine.describe import describe
 from engine.base.diagnostics import Diagnostics
 from engine.model import load
-from engine.validate import validate_targets, variants
+from engine.model.validate import validate_targets, variants
 
 REPO = Path(__file__).resolve().parent.parent
 MAP = "tests/rulesets/mini-map"
@@ -102,7 +102,7 @@ def test_names_that_are_not_packages_are_skipped_in_a_glob(tmp_path: Path) -> No
 
 
 def test_every_option_value_and_player_count_that_gates_a_file_is_compiled() -> None:
-    from engine.load.package import resolve_combo
+    from engine.loading.package import resolve_combo
     combo = resolve_combo(MAP, Diagnostics())
     assert variants(combo) == [({"side": "sun"}, [2]), ({"side": "sun"}, [3]), ({"side": "moon"}, [2])]
 

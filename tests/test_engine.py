@@ -15,7 +15,7 @@ import pytest
 from engine.base.diagnostics import Diagnostics
 from engine.game import Game, IllegalMove, canonical
 from engine.model import build
-from engine.load.package import bundled_ids
+from engine.loading.package import bundled_ids
 from engine.replay import replay_file
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,7 +33,7 @@ from engine.describe import describe
 from engine.base.diagnostics import Diagnostics
 from engine.game import Game, view
 from engine.model import load
-from engine.validate import validate_targets
+from engine.model.validate import validate_targets
 
 sys.path.append(str(Path(__file__).resolve().parent))  # for test_shogun
 from scenario_cases import check_scenario, scenario_cases

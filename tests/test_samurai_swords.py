@@ -437,6 +437,6 @@ def test_daimyo_bench_style_game_has_a_readable_account() -> None:
 
 
 def test_both_packages_validate() -> None:
-    from engine.validate import validate_targets
+    from engine.model.validate import validate_targets
     diags, _checked = validate_targets([str(ROOT.parent / "rulesets" / "samurai-swords-vp")])
     assert not diags.errors, [str(d) for d in diags.errors]

@@ -82,7 +82,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _documents() -> list[tuple[str, str, Any]]:
     from engine.base.diagnostics import Diagnostics
-    from engine.load.yamlio import load_yaml
+    from engine.loading.yamlio import load_yaml
     out = []
     for folder in ("rulesets", "tests/rulesets", "tests/broken"):
         for path in sorted((REPO / folder).rglob("*.yaml")):
@@ -94,7 +94,7 @@ def _documents() -> list[tuple[str, str, Any]]:
 
 
 def _both(kind: str, data: Any) -> tuple[list, list]:
-    from engine.load.schema import _validator, schema
+    from engine.loading.schema import _validator, schema
     ours = sorted({tuple(map(str, e.absolute_path)) for e in _validator(kind).iter_errors(data)})
     theirs = sorted({tuple(map(str, e.absolute_path)) for e in Draft202012Validator(schema(kind)).iter_errors(data)})
     return ours, theirs

@@ -27,7 +27,7 @@ from scenario_cases import check_scenario, scenario_cases
 from engine.agents import RandomAgent
 from engine.game import Game, view
 from engine.model import load
-from engine.validate import validate_targets
+from engine.model.validate import validate_targets
 
 ROOT = Path(__file__).resolve().parent
 SCENARIOS = ROOT / "scenarios" / "shogun"

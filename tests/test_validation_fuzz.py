@@ -24,7 +24,7 @@ import engine  # noqa: F401  (import the engine before dsl: see dsl/runtime.py)
 from dsl.compiler import Compiler, Symbols
 from engine.cli import main
 from engine.base.diagnostics import Diagnostics, Loc
-from engine.validate import validate_targets
+from engine.model.validate import validate_targets
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = [REPO / "tests" / "rulesets" / name for name in ("mini-map", "mini-map-plus", "race")]

@@ -1,4 +1,4 @@
-"""Tests for engine.load.yamlio: located values, and a diagnostic (never an exception) for bad input."""
+"""Tests for engine.loading.yamlio: located values, and a diagnostic (never an exception) for bad input."""
 from __future__ import annotations
 
 import datetime
@@ -10,9 +10,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.load import yamlio
+from engine.loading import yamlio
 from engine.base.diagnostics import Diagnostics, Loc
-from engine.load.yamlio import LocDict, LocList, load_yaml, load_yaml_text, loc_of
+from engine.loading.yamlio import LocDict, LocList, load_yaml, load_yaml_text, loc_of
 
 BACKENDS = [pytest.param(yaml.SafeLoader, id="pure")]
 if getattr(yaml, "CSafeLoader", None):

@@ -21,7 +21,7 @@ from typing import Any
 from engine.base.diagnostics import Diagnostics
 from engine.game import Game
 from engine.model import Model, build
-from engine.load.package import bundled_ids
+from engine.loading.package import bundled_ids
 
 # Combos measured when none is named: each base game, plus the largest expansion combo.
 DEFAULT_COMBOS = ["shogun", "shogun+tennos-court+military-leaders+chambers+samurai-cards",
@@ -44,8 +44,8 @@ def machine() -> str:
 
 def cold_validate_seconds() -> float:
     """Validate all bundled rulesets in a fresh interpreter and time it."""
-    code = ("import time; t=time.perf_counter(); from engine.validate import validate_targets; "
-            "from engine.load.package import bundled_root; import pathlib; "
+    code = ("import time; t=time.perf_counter(); from engine.model.validate import validate_targets; "
+            "from engine.loading.package import bundled_root; import pathlib; "
             "ps=sorted(pathlib.Path(bundled_root()).glob('*/ruleset.yaml')); "
             "d,_=validate_targets([str(p.parent) for p in ps]); "
             "print(time.perf_counter()-t, len(d.errors))")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from engine.board import Board, build_board
+from engine.model.board import Board, build_board
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
@@ -54,7 +54,7 @@ GREY_TEXT = "#8a8a8a"
 
 def board_from_files(paths: list[str], diags: Diagnostics) -> Board | None:
     """Merge the `board` sections of some data files (as a package would) and compile them."""
-    from engine.load.yamlio import load_yaml
+    from engine.loading.yamlio import load_yaml
     merged: dict[str, Any] = {}
     for path in paths:
         data = load_yaml(Path(path), diags, display_name=path)

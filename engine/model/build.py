@@ -1,4 +1,4 @@
-"""The compiled ruleset: everything the game machine needs, frozen at load time.
+"""Building a `Model` from a combo.
 
 `load(combo_text, options, players)` goes from a COMBO string to a `Model`: packages are
 found and ordered, their data files loaded and checked against the schemas, merged by
@@ -9,68 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from dsl.compiler import Callable_, Compiler, Symbols
 from dsl.primitives import PRIMITIVES
-from dsl.runtime import Ctx, RuleError, copy_value
-from engine.board import Board, build_board
+from dsl.runtime import copy_value
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
-from engine.flow import FlowCompiler, Node
-from engine.load.layering import Resolved, copy_map, resolve
-from engine.modifiers import apply_modifiers
-from engine.load.package import Combo, resolve_combo
-from engine.load.yamlio import loc_of
-
-PLAYER_KIND = "player"
-MAX_PLAYERS = 16
-
-
-@dataclass
-class Kind:
-    name: str
-    collection: str = ""
-    owner: str = ""
-    fields: dict[str, Any] = field(default_factory=dict)  # field -> initial value
-    visible: dict[str, str] = field(default_factory=dict)  # field -> all | owner | none
-    items: dict[str, dict] = field(default_factory=dict)
-
-
-@dataclass
-class Model:
-    combo: Combo
-    resolved: Resolved
-    kinds: dict[str, Kind]
-    kind_of: dict[str, str]  # entity id -> kind
-    static: dict[str, dict]
-    board: Board | None
-    collections: dict[str, tuple[str, ...]]  # collection name -> entity ids
-    globals: dict[str, Any]
-    globals_visible: dict[str, str]
-    functions: dict[str, Callable]
-    procedures: dict[str, Callable]
-    triggers: dict[str, list[tuple[str, Callable | None, Callable]]]
-    modifiers: dict[str, list[tuple[str, Callable | None, Callable]]]
-    modifier_params: dict[str, tuple[str, ...]]
-    nodes: list[Node]
-    steps: dict[str, int]
-    root: int
-    score: Callable | None
-    tiebreak: list[Callable]
-    evaluate: Callable | None
-    status: Callable | None
-    player_names: list[str]
-    fingerprint: str
-    symbols: Symbols
-    checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
-    frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
-    label: Callable | None = None  # display.label: how an option is shown to a person
-
-    @property
-    def name(self) -> str:
-        return self.combo.name
+from engine.loading.layering import Resolved, copy_map, resolve
+from engine.loading.package import Combo, resolve_combo
+from engine.loading.yamlio import loc_of
+from engine.model.board import Board, build_board
+from engine.model.checks import run_checks
+from engine.model.flow import FlowCompiler, Node
+from engine.model.ruleset import PLAYER_KIND, Kind, Model
 
 
 def load(combo_text: str | list[str], options: dict[str, Any] | None = None, players: int | None = None,
@@ -314,73 +265,6 @@ def _check_refs(data: dict, kinds: dict[str, Kind], board: Board | None, diags: 
                     diags.add("R010", f"{kname} `{iid}`: {attr} `{name}` is not a {target}",
                               loc if loc.line else loc_of(kinds[kname].items, iid, key=True),
                               hint=did_you_mean(str(name), valid))
-
-
-CHECK_BUDGET = 100_000
-
-
-class _CheckHooks:
-    """What a check's expression may reach beyond the state: modified values only."""
-
-    def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
-        return apply_modifiers(c, name, base, args)
-
-
-def initial_state(model: Model, players: int) -> dict:
-    """The state before any flow runs: initial globals and fields, no decisions."""
-    ids = [f"P{i + 1}" for i in range(players)]
-    ent: dict[str, dict] = {pid: copy_value(model.kinds[PLAYER_KIND].fields) for pid in ids}
-    for k in model.kinds.values():
-        if k.name != PLAYER_KIND and k.fields:
-            for iid in k.items:
-                ent[str(iid)] = copy_value(k.fields)
-    return {"globals": copy_value(model.globals), "ent": ent, "players": ids, "flow": [], "pending": None,
-            "seq": 0, "over": False, "result": None}
-
-
-def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnostics,
-               counts: list[int] | None = None) -> None:
-    """Evaluate the ruleset's `checks:` on the initial state, for each player count they apply to.
-
-    A check is a pure expression with a small step budget: it reads the state, it never
-    changes it, and a check that loops ends as R009, not as a hang.
-    """
-    spec = model.resolved.data["checks"]
-    lo, hi = model.combo.base.players
-    for p in model.combo.packages[1:]:
-        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
-    if counts is not None:
-        default_counts = counts
-    elif model.combo.players:
-        default_counts = [model.combo.players]
-    else:
-        default_counts = list(range(lo, min(hi, MAX_PLAYERS) + 1))
-    hooks = _CheckHooks()
-    for cid, fn in checks.items():
-        if fn is None:
-            continue
-        chk = spec[cid]
-        loc = loc_of(chk, "expect")
-        wanted = chk.get("players")
-        ns = [n for n in default_counts if n in wanted] if wanted else default_counts
-        ns = [n for n in ns if isinstance(n, int) and 0 < n <= MAX_PLAYERS]
-        failed: list[int] = []
-        severity = chk.get("severity", "error")
-        for n in ns:
-            ctx = Ctx(initial_state(model, n), model, hooks, budget=CHECK_BUDGET)
-            try:
-                ok = fn(ctx)
-            except RuleError as e:
-                diags.add("R009", f"check `{cid}` cannot be evaluated with {n} players: {e.message}",
-                          e.loc if e.loc.line else loc, severity=severity)
-                break
-            if not ok:
-                failed.append(n)
-        if failed:
-            shown = f" with {', '.join(map(str, failed))} players" if len(ns) > 1 else ""
-            diags.add("R008", f"check `{cid}` fails{shown}: {chk.get('message') or chk['expect']}", loc,
-                      hint=f"the condition `{chk['expect']}` does not hold on the initial state",
-                      severity=severity)
 
 
 def _fingerprint(combo: Combo, res: Resolved) -> str:

@@ -109,7 +109,7 @@ def build_board(section: dict, diags: Diagnostics, file_hint: str = "") -> Board
     """Check a merged `board` section and compile it; None when it has errors.
 
     Every problem goes to `diags` (warnings do not stop the build). `section` may be made of
-    plain dicts or of the located mappings that engine.load.yamlio loads; with the latter each
+    plain dicts or of the located mappings that engine.loading.yamlio loads; with the latter each
     diagnostic points at the offending item, otherwise at `file_hint`.
     """
     return _Builder(section, diags, file_hint).build()
@@ -120,7 +120,7 @@ def build_board(section: dict, diags: Diagnostics, file_hint: str = "") -> Board
 def _locator(file_hint: str) -> Callable[..., Loc]:
     """`loc(container, key_or_index, key=False)`: where an item sits, or Loc(file_hint)."""
     try:  # yamlio is optional here: plain dicts (tests, generated data) carry no positions
-        from engine.load.yamlio import loc_of
+        from engine.loading.yamlio import loc_of
     except ImportError:
         loc_of = None
     fallback = Loc(file_hint)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.load.schema import check_manifest
-from engine.load.yamlio import load_yaml, loc_of
+from engine.loading.schema import check_manifest
+from engine.loading.yamlio import load_yaml, loc_of
 
 MANIFEST = "ruleset.yaml"
 

@@ -11,9 +11,9 @@ from importlib import resources
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.load.schemacheck import Checker
-from engine.load.schemacheck import SchemaError as ValidationError
-from engine.load.yamlio import loc_of
+from engine.loading.schemacheck import Checker
+from engine.loading.schemacheck import SchemaError as ValidationError
+from engine.loading.yamlio import loc_of
 
 SCHEMA_FILES = {"manifest": "manifest.schema.json", "ruleset": "ruleset.schema.json",
                 "scenario": "scenario.schema.json"}

@@ -21,9 +21,8 @@ from typing import Any
 
 from dsl.compiler import compile_cache
 from engine.base.diagnostics import Diagnostic, Diagnostics
-from engine.load.layering import included, reading_cache
-from engine.model import MAX_PLAYERS, build_combo, run_checks
-from engine.load.package import (
+from engine.loading.layering import included, reading_cache
+from engine.loading.package import (
     MANIFEST,
     Combo,
     Package,
@@ -33,7 +32,10 @@ from engine.load.package import (
     resolve_combo,
     same_value,
 )
-from engine.load.yamlio import loc_of
+from engine.loading.yamlio import loc_of
+from engine.model.build import build_combo
+from engine.model.checks import run_checks
+from engine.model.ruleset import MAX_PLAYERS
 
 
 def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from dsl.compiler import Compiler
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.load.yamlio import loc_of
+from engine.loading.yamlio import loc_of
 
 Fn = Callable[[Any], Any]
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.load.package import Combo, Package, ordered_before, same_value
-from engine.load.schema import check_data, check_datafile
-from engine.load.yamlio import LocDict, LocList, load_yaml, loc_of
+from engine.loading.package import Combo, Package, ordered_before, same_value
+from engine.loading.schema import check_data, check_datafile
+from engine.loading.yamlio import LocDict, LocList, load_yaml, loc_of
 
 # Sections whose entries are keyed by stable ids; anything else in a data file is rejected
 # by the schema before we get here.

@@ -1,0 +1,81 @@
+"""`checks:` from a ruleset, evaluated on the initial state of every player count they apply to.
+
+A check is a pure expression with a small step budget: it reads the state, never changes it,
+and one that loops ends as R009, not as a hang.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dsl.runtime import Ctx, RuleError, copy_value
+from engine.base.diagnostics import Diagnostics
+from engine.loading.yamlio import loc_of
+from engine.model.modifiers import apply_modifiers
+from engine.model.ruleset import MAX_PLAYERS, PLAYER_KIND, Model
+
+CHECK_BUDGET = 100_000
+
+
+class _CheckHooks:
+    """What a check's expression may reach beyond the state: modified values only."""
+
+    def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
+        return apply_modifiers(c, name, base, args)
+
+
+def initial_state(model: Model, players: int) -> dict:
+    """The state before any flow runs: initial globals and fields, no decisions."""
+    ids = [f"P{i + 1}" for i in range(players)]
+    ent: dict[str, dict] = {pid: copy_value(model.kinds[PLAYER_KIND].fields) for pid in ids}
+    for k in model.kinds.values():
+        if k.name != PLAYER_KIND and k.fields:
+            for iid in k.items:
+                ent[str(iid)] = copy_value(k.fields)
+    return {"globals": copy_value(model.globals), "ent": ent, "players": ids, "flow": [], "pending": None,
+            "seq": 0, "over": False, "result": None}
+
+
+def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnostics,
+               counts: list[int] | None = None) -> None:
+    """Evaluate the ruleset's `checks:` on the initial state, for each player count they apply to.
+
+    A check is a pure expression with a small step budget: it reads the state, it never
+    changes it, and a check that loops ends as R009, not as a hang.
+    """
+    spec = model.resolved.data["checks"]
+    lo, hi = model.combo.base.players
+    for p in model.combo.packages[1:]:
+        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+    if counts is not None:
+        default_counts = counts
+    elif model.combo.players:
+        default_counts = [model.combo.players]
+    else:
+        default_counts = list(range(lo, min(hi, MAX_PLAYERS) + 1))
+    hooks = _CheckHooks()
+    for cid, fn in checks.items():
+        if fn is None:
+            continue
+        chk = spec[cid]
+        loc = loc_of(chk, "expect")
+        wanted = chk.get("players")
+        ns = [n for n in default_counts if n in wanted] if wanted else default_counts
+        ns = [n for n in ns if isinstance(n, int) and 0 < n <= MAX_PLAYERS]
+        failed: list[int] = []
+        severity = chk.get("severity", "error")
+        for n in ns:
+            ctx = Ctx(initial_state(model, n), model, hooks, budget=CHECK_BUDGET)
+            try:
+                ok = fn(ctx)
+            except RuleError as e:
+                diags.add("R009", f"check `{cid}` cannot be evaluated with {n} players: {e.message}",
+                          e.loc if e.loc.line else loc, severity=severity)
+                break
+            if not ok:
+                failed.append(n)
+        if failed:
+            shown = f" with {', '.join(map(str, failed))} players" if len(ns) > 1 else ""
+            diags.add("R008", f"check `{cid}` fails{shown}: {chk.get('message') or chk['expect']}", loc,
+                      hint=f"the condition `{chk['expect']}` does not hold on the initial state",
+                      severity=severity)

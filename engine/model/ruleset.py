@@ -1,0 +1,65 @@
+"""The `Model`: one combo's rules, compiled and frozen at load time.
+
+Everything the game machine needs lives here and never changes during play: the kinds of
+entity with their fields and visibility, the board, the compiled flow, procedures, triggers
+and modifiers, and how the game is scored.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dsl.compiler import Symbols
+from engine.loading.layering import Resolved
+from engine.loading.package import Combo
+from engine.model.board import Board
+from engine.model.flow import Node
+
+PLAYER_KIND = "player"
+MAX_PLAYERS = 16
+
+
+@dataclass
+class Kind:
+    name: str
+    collection: str = ""
+    owner: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)  # field -> initial value
+    visible: dict[str, str] = field(default_factory=dict)  # field -> all | owner | none
+    items: dict[str, dict] = field(default_factory=dict)
+
+
+@dataclass
+class Model:
+    combo: Combo
+    resolved: Resolved
+    kinds: dict[str, Kind]
+    kind_of: dict[str, str]  # entity id -> kind
+    static: dict[str, dict]
+    board: Board | None
+    collections: dict[str, tuple[str, ...]]  # collection name -> entity ids
+    globals: dict[str, Any]
+    globals_visible: dict[str, str]
+    functions: dict[str, Callable]
+    procedures: dict[str, Callable]
+    triggers: dict[str, list[tuple[str, Callable | None, Callable]]]
+    modifiers: dict[str, list[tuple[str, Callable | None, Callable]]]
+    modifier_params: dict[str, tuple[str, ...]]
+    nodes: list[Node]
+    steps: dict[str, int]
+    root: int
+    score: Callable | None
+    tiebreak: list[Callable]
+    evaluate: Callable | None
+    status: Callable | None
+    player_names: list[str]
+    fingerprint: str
+    symbols: Symbols
+    checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
+    frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
+    label: Callable | None = None  # display.label: how an option is shown to a person
+
+    @property
+    def name(self) -> str:
+        return self.combo.name
