@@ -17,10 +17,11 @@ from typing import Any
 __version__ = "0.1.0"
 
 # The public names are loaded on first use: the rules language (dsl/) imports
-# engine.base.diagnostics, and an eager import of engine.game here would be circular.
+# engine.base.diagnostics, and an eager import of engine.run.game here would be circular.
 _PUBLIC = {
-    "Diagnostic": "engine.base.diagnostics", "Diagnostics": "engine.base.diagnostics", "RulesetError": "engine.base.diagnostics",
-    "Decision": "engine.game", "Game": "engine.game", "IllegalMove": "engine.game",
+    "Diagnostic": "engine.base.diagnostics", "Diagnostics": "engine.base.diagnostics",
+    "RulesetError": "engine.base.diagnostics",
+    "Decision": "engine.run", "Game": "engine.run", "IllegalMove": "engine.run",
     "Model": "engine.model", "load": "engine.model",
 }
 __all__ = [*sorted(_PUBLIC), "__version__"]

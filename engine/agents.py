@@ -16,7 +16,7 @@ import time
 from typing import Any, Protocol
 
 from dsl.runtime import Ctx, RuleError
-from engine.game import Decision, Game
+from engine.run.game import Decision, Game
 
 
 class Agent(Protocol):

@@ -18,8 +18,8 @@ from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.loading.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
-from engine.model import Model, build_combo
 from engine.loading.package import Combo, resolve_combo
+from engine.model import Model, build_combo
 
 MAX_OUTLINE_DEPTH = 16
 SECTION_ORDER = ("globals", "constants", "kinds", "board", "events", "functions", "procedures", "triggers",

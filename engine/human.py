@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from dsl.runtime import Ctx, RuleError
-from engine.game import Decision, Game
+from engine.run.game import Decision, Game
 
 HELP = """  a number  take that option
   v         show what you can see of the game (your view)

@@ -9,9 +9,10 @@ from typing import TextIO
 from dsl.runtime import RuleError
 from engine.agents import AGENTS, make_agent
 from engine.base.diagnostics import Diagnostics
-from engine.game import Game, canonical
 from engine.human import status_line
 from engine.model import Model, build
+from engine.run.game import Game
+from engine.run.state import canonical
 from rulesets import DEFAULT_RULESET as DEFAULT_COMBO
 
 

@@ -5,8 +5,9 @@ import json
 
 from dsl.runtime import RuleError
 from engine.base.diagnostics import Diagnostics
-from engine.game import Game, IllegalMove, canonical
 from engine.model import build
+from engine.run.game import Game, IllegalMove
+from engine.run.state import canonical
 
 
 class _Mismatch(Exception):

@@ -14,10 +14,10 @@ from typing import Any
 from dsl.compiler import Compiler, Symbols
 from dsl.runtime import Ctx, RuleError
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError
-from engine.game import Game, IllegalMove
-from engine.model import Model, build
 from engine.loading.schema import check_scenario
 from engine.loading.yamlio import load_yaml, loc_of
+from engine.model import Model, build
+from engine.run.game import Game, IllegalMove
 
 _MODEL_CACHE: dict[tuple, Model] = {}
 

@@ -6,8 +6,8 @@ import random
 from pathlib import Path
 
 from engine.agents import HeuristicAgent, RandomAgent, SearchAgent, determinize
-from engine.game import Game
 from engine.model import load
+from engine.run.game import Game
 
 RACE = str(Path(__file__).resolve().parent / "rulesets" / "race")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.model.board import Board, build_board
 from engine.base.diagnostics import Diagnostics
+from engine.model.board import Board, build_board
 
 RULESETS = Path(__file__).resolve().parent.parent / "rulesets"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from engine.base.diagnostics import Diagnostics
 from engine.cli import main
 from engine.describe import describe
-from engine.base.diagnostics import Diagnostics
 from engine.model import load
 from engine.model.validate import validate_targets, variants
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from engine.base.diagnostics import Diagnostics
-from engine.game import Game, IllegalMove, canonical
-from engine.model import build
 from engine.loading.package import bundled_ids
+from engine.model import build
 from engine.replay import replay_file
+from engine.run.game import Game, IllegalMove
+from engine.run.state import canonical
 
 ROOT = Path(__file__).resolve().parent.parent
 RACE = str(ROOT / "tests" / "rulesets" / "race")

@@ -29,11 +29,12 @@ from pathlib import Path
 import pytest
 
 from engine.agents import RandomAgent
-from engine.describe import describe
 from engine.base.diagnostics import Diagnostics
-from engine.game import Game, view
+from engine.describe import describe
 from engine.model import load
 from engine.model.validate import validate_targets
+from engine.run.game import Game
+from engine.run.views import view
 
 sys.path.append(str(Path(__file__).resolve().parent))  # for test_shogun
 from scenario_cases import check_scenario, scenario_cases

@@ -23,8 +23,9 @@ import pytest
 from scenario_cases import check_scenario, scenario_cases
 
 from engine.agents import RandomAgent
-from engine.game import Game, _seed
 from engine.model import load
+from engine.run.chance import initial_rng
+from engine.run.game import Game
 
 LONG = os.environ.get("DAIMYO_LONG") == "1"
 
@@ -232,7 +233,7 @@ def test_combat_matches_exact_odds(title, attacker, defender, castle, src, targe
     frozen = marshal.dumps(base)   # a fast deep copy of plain data
     for seed in range(n):
         state = marshal.loads(frozen)
-        state["rng"] = _seed(seed)
+        state["rng"] = initial_rng(seed)
         g = Game(model, state, logging=False)
         g.run()
         while not g.over:

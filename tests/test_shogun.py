@@ -25,9 +25,10 @@ import pytest
 from scenario_cases import check_scenario, scenario_cases
 
 from engine.agents import RandomAgent
-from engine.game import Game, view
 from engine.model import load
 from engine.model.validate import validate_targets
+from engine.run.game import Game
+from engine.run.views import view
 
 ROOT = Path(__file__).resolve().parent
 SCENARIOS = ROOT / "scenarios" / "shogun"

@@ -25,8 +25,9 @@ import pytest
 from scenario_cases import check_scenario, scenario_cases
 
 from engine.agents import RandomAgent
-from engine.game import Game, view
 from engine.model import load
+from engine.run.game import Game
+from engine.run.views import view
 
 ROOT = Path(__file__).resolve().parent
 SCENARIO_DIRS = [ROOT / "scenarios" / d for d in ("shogun-cards", "shogun-cards-advanced", "shogun-cards-wagers")]

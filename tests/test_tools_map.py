@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
 from engine.base.diagnostics import Diagnostics
-from engine.game import Game
+from engine.cli import main
 from engine.model import load
+from engine.run.game import Game
 from tools.mapdraw import board_from_files, compute_layout, separate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import engine  # noqa: F401  (import the engine before dsl: see dsl/runtime.py)
 from dsl.compiler import Compiler, Symbols
-from engine.cli import main
 from engine.base.diagnostics import Diagnostics, Loc
+from engine.cli import main
 from engine.model.validate import validate_targets
 
 REPO = Path(__file__).resolve().parent.parent

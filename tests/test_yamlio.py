@@ -10,8 +10,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.loading import yamlio
 from engine.base.diagnostics import Diagnostics, Loc
+from engine.loading import yamlio
 from engine.loading.yamlio import LocDict, LocList, load_yaml, load_yaml_text, loc_of
 
 BACKENDS = [pytest.param(yaml.SafeLoader, id="pure")]

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics
-from engine.game import Game
+from engine.run.game import Game
 from engine.model import Model, build
 from engine.loading.package import bundled_ids
 

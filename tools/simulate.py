@@ -64,7 +64,7 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
     """Play game number `game` of a sweep to the end and return its row (see tools.store)."""
     from dsl.runtime import RuleError
     from engine.agents import make_agent
-    from engine.game import Game
+    from engine.run.game import Game
 
     seed = game_seed(sweep_seed, game)
     seats = seat_bots(bots, rotate, game)

@@ -1,58 +1,33 @@
-"""The game machine: plain-data state, the flow stack, decisions, chance, triggers, modifiers.
+"""`Game`: one game in progress, and the one narrow interface every front end drives.
 
-    >>> from engine.model import load
-    >>> from engine.game import Game
+    >>> from engine import load, Game
     >>> g = Game.new(load("shogun", players=4), players=4, seed=7)
     >>> d = g.decision          # who must choose what, with the legal options
     >>> g.apply(d.options[0])   # the machine runs on to the next decision
 
-The state is JSON-ready data (`Game.state`): globals, entities, players, the random
-generator, the flow stack and the pending decision. Everything else (the compiled rules)
-lives in the `Model` and never changes during play.
+The interface: `decision` (the pending choice: player, options, prompt), `apply(option)`,
+`view(player)`, `over` and `result`, plus `save`/`from_save`, `clone`, `log` and
+`player_log`. Agents, the terminal, the simulator and tests all use only these. The parts
+behind it live beside this module: the state (`state`), the flow machine (`machine`),
+chance (`chance`), views (`views`) and the log (`log`).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dsl.runtime import Ctx, RuleError, copy_value
-from engine.model import PLAYER_KIND, Model
-from engine.model.modifiers import apply_modifiers
-
-SAVE_FORMAT = "daimyo-save/1"
-MASK64 = (1 << 64) - 1
+from dsl.runtime import copy_value
+from engine.model import Model
+from engine.run.chance import MASK64, Chance
+from engine.run.log import Recorder, player_log
+from engine.run.machine import FlowMachine
+from engine.run.state import new_state, save_data, saved_state, state_hash
+from engine.run.views import view
 
 
 class IllegalMove(Exception):
     """An option that is not among the pending decision's legal options; the state is unchanged."""
-
-
-class Rng:
-    """splitmix64: one 64-bit integer of state, kept in the game state so saves carry it.
-    `below(n)` takes the draw modulo n; the bias (under 1e-17 for board-game sizes) is
-    far below anything a sweep could detect."""
-
-    __slots__ = ("s", "state")
-
-    def __init__(self, state: dict):
-        self.state = state
-        self.s = state["rng"]
-
-    def _next(self) -> int:
-        s = (self.s + 0x9E3779B97F4A7C15) & MASK64
-        self.s = s
-        self.state["rng"] = s
-        z = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-        return z ^ (z >> 31)
-
-    def below(self, n: int) -> int:
-        return self._next() % n
-
-    def random(self) -> float:
-        return (self._next() >> 11) * (1.0 / (1 << 53))
 
 
 class Decision:
@@ -88,25 +63,12 @@ class Decision:
                 "secret": self.secret, "n": self.number}
 
 
-class Game:
+class Game(FlowMachine):
     """One game in progress. Drive it with `decision` and `apply`; it runs itself otherwise."""
 
     def __init__(self, model: Model, state: dict, log: list | None = None,
                  on_log: Callable[[dict], None] | None = None, logging: bool = True):
-        self.model = model
-        self.state = state
-        self.log: list[dict] = log if log is not None else []
-        self.on_log = on_log
-        self.logging = logging
-        self.forced: list[dict] = []  # scripted chance outcomes (scenarios, tests)
-        self.counts: dict[str, int] = {}  # how often each step, trigger and event ran (for reports)
-        self._rng = Rng(state)
-        self._sched: list[tuple[str, dict]] = []
-
-    @property
-    def silent(self) -> bool:
-        """No log and no listener: rules may skip building account text."""
-        return not self.logging and self.on_log is None
+        super().__init__(model, state, Recorder(log, on_log, logging))
 
     # ---- creating ----
 
@@ -115,30 +77,11 @@ class Game:
             on_log: Callable[[dict], None] | None = None, forced: Iterable[dict] = (),
             defer: bool = False) -> Game:
         """A new game, run up to its first decision (not at all with `defer`: call run())."""
-        ids = [f"P{i + 1}" for i in range(players)]
-        state: dict[str, Any] = {
-            "globals": copy_value(model.globals),
-            "ent": {},
-            "players": ids,
-            "rng": _seed(seed),
-            "flow": [{"n": model.root, "i": 0, "v": {}}],
-            "pending": None,
-            "seq": 0,
-            "over": False,
-            "result": None,
-        }
-        pk = model.kinds[PLAYER_KIND]
-        for pid in ids:
-            state["ent"][pid] = copy_value(pk.fields)
-        for k in model.kinds.values():
-            if k.name == PLAYER_KIND or not k.fields:
-                continue
-            for iid in k.items:
-                state["ent"][str(iid)] = copy_value(k.fields)
-        game = cls(model, state, on_log=on_log, logging=log)
+        game = cls(model, new_state(model, players, seed), on_log=on_log, logging=log)
         game.forced = list(forced)
-        game._emit_log({"t": "start", "ruleset": model.combo.source, "options": model.combo.options, "players": ids,
-                        "seed": seed, "fingerprint": model.fingerprint})
+        game.recorder.record({"t": "start", "ruleset": model.combo.source, "options": model.combo.options,
+                              "players": list(game.state["players"]), "seed": seed,
+                              "fingerprint": model.fingerprint})
         if not defer:
             game.run()
         return game
@@ -173,341 +116,81 @@ class Game:
         entry = {"t": "decision", "n": p["n"], "player": p["player"], "step": p["step"], "choice": option}
         if p["secret"]:
             entry["secret"] = True
-        if self.logging:
+        if self.recorder.logging:
             entry["state"] = self.state_hash()  # the state the choice was made in: replay checks it
         frame = self.state["flow"].pop()
         node = self.model.nodes[frame["n"]]
         self.state["pending"] = None
         self.state["seq"] += 1
-        self._emit_log(entry)
+        self.recorder.record(entry)
         if option is not None and node.body >= 0:
             self._push(node.body, frame["v"], {node.var: option})
         self.run()
-
-    def run(self) -> None:
-        """Advance the flow until a decision is pending or the game is over."""
-        state = self.state
-        stack = state["flow"]
-        nodes = self.model.nodes
-        while state["pending"] is None and not state["over"]:
-            if not stack:
-                self._finish()
-                return
-            frame = stack[-1]
-            node = nodes[frame["n"]]
-            kind = node.kind
-            if kind == "seq":
-                i = frame["i"]
-                if i < len(node.children):
-                    frame["i"] = i + 1
-                    self._push(node.children[i], frame["v"])
-                else:
-                    stack.pop()
-            elif kind == "effect":
-                stack.pop()
-                self._call_effect(node.fn, dict(frame["v"]))
-            elif kind == "call":
-                stack.pop()
-                args = {k: fn(self._ctx(frame["v"])) for k, fn in node.args.items()}
-                self._push(self.model.steps[node.step], {}, args)
-            elif kind == "step":
-                if frame["i"] == 0:
-                    frame["i"] = 1
-                    self.counts[node.label] = self.counts.get(node.label, 0) + 1
-                    if node.title:
-                        title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
-                        self._emit_log({"t": "step", "step": node.label, "title": title})
-                    if node.body >= 0:
-                        self._push(node.body, frame["v"])
-                else:
-                    stack.pop()
-            elif kind == "repeat" or kind == "for":
-                if "x" not in frame:
-                    got = node.fn(self._ctx(frame["v"]))
-                    if kind == "repeat":
-                        if not isinstance(got, int) or got < 0 or got > 1_000_000:
-                            raise RuleError(f"repeat needs a whole number from 0, got {got!r}", node.loc)
-                        got = list(range(1, got + 1))
-                    elif isinstance(got, dict):
-                        got = list(got)
-                    elif not isinstance(got, list):
-                        raise RuleError(f"`for` needs a list, got {got!r}", node.loc)
-                    frame["x"] = copy_value(got)
-                i = frame["i"]
-                if i < len(frame["x"]):
-                    frame["i"] = i + 1
-                    value = frame["x"][i]
-                    if node.var_global:
-                        state["globals"][node.var] = value
-                        self._push(node.body, frame["v"])
-                    else:
-                        self._push(node.body, frame["v"], {node.var: value} if node.var else None)
-                else:
-                    stack.pop()
-            elif kind == "while":
-                if frame["i"] > 100_000:
-                    raise RuleError("a `while` loop ran 100,000 times; it probably never ends", node.loc)
-                if node.fn(self._ctx(frame["v"])):
-                    frame["i"] += 1
-                    self._push(node.body, frame["v"])
-                else:
-                    stack.pop()
-            elif kind == "if":
-                stack.pop()
-                branch = node.body if node.fn(self._ctx(frame["v"])) else node.other
-                if branch >= 0:
-                    self._push(branch, frame["v"])
-            elif kind == "choose":
-                self._enter_choice(frame, node)
-            else:  # pragma: no cover
-                raise RuleError(f"unknown flow node {kind}", node.loc)
-
-    # ---- flow helpers ----
-
-    def _push(self, idx: int, parent_vars: dict, extra: dict | None = None) -> None:
-        v = dict(parent_vars)
-        if extra:
-            v.update(extra)
-        self.state["flow"].append({"n": idx, "i": 0, "v": v})
-
-    def _ctx(self, vars: dict) -> Ctx:
-        return Ctx(self.state, self.model, self, vars)
-
-    def _call_effect(self, fn: Callable | None, vars: dict) -> None:
-        if fn is None:
-            return
-        self._sched = []
-        fn(self._ctx(vars))
-        self._flush_schedule()
-
-    def _flush_schedule(self) -> None:
-        # Scheduled steps run next, in the order they were scheduled.
-        sched, self._sched = self._sched, []
-        for name, args in reversed(sched):
-            self._push(self.model.steps[name], {}, args)
-
-    def _enter_choice(self, frame: dict, node: Any) -> None:
-        c = self._ctx(frame["v"])
-        options = node.fn(c)
-        if isinstance(options, dict):
-            options = list(options)
-        if not isinstance(options, list):
-            raise RuleError(f"the options of `{node.var}` must be a list, got {options!r}", node.loc)
-        options = copy_value(options)
-        if node.optional:
-            options.append(None)
-        if not options or (len(options) == 1 and options[0] is None):
-            self.state["flow"].pop()
-            if node.other >= 0:
-                self._push(node.other, frame["v"])
-            return
-        player = node.player(c)
-        if player not in self.state["players"]:
-            raise RuleError(f"choice `{node.var}`: {player!r} is not a player", node.loc)
-        if len(options) == 1:  # nothing to decide: take it without asking
-            self.state["flow"].pop()
-            if node.body >= 0:
-                self._push(node.body, frame["v"], {node.var: options[0]})
-            return
-        # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-        prompt = None if self.silent else node.prompt(c)
-        self.state["pending"] = {"player": player, "options": options, "prompt": prompt,
-                                 "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
-
-    def _finish(self) -> None:
-        self.state["over"] = True
-        self.state["pending"] = None
-        m = self.model
-        scores = {}
-        for p in self.state["players"]:
-            c = self._ctx({"player": p})
-            key = [m.score(c) if m.score else 0] + [t(c) for t in m.tiebreak]
-            scores[p] = key
-        best = max(scores.values()) if scores else None
-        ranking = sorted(self.state["players"], key=lambda p: scores[p], reverse=True)
-        self.state["result"] = {
-            "scores": {p: k[0] for p, k in scores.items()},
-            "tiebreaks": {p: k[1:] for p, k in scores.items()} if m.tiebreak else {},
-            "ranking": ranking,
-            "winners": [p for p in ranking if scores[p] == best],
-        }
-        end = {"t": "end", "result": self.state["result"]}
-        if self.logging:
-            end["state"] = self.state_hash()
-        self._emit_log(end)
-
-    # ---- hooks called by primitives ----
-
-    def chance(self, c: Ctx, kind: str, draw: Callable, forced_apply: Callable | None = None, **info: Any) -> Any:
-        if self.forced and self.forced[0].get("kind") == kind:
-            value = self.forced.pop(0)["value"]
-            if forced_apply is not None:
-                value = forced_apply(value)
-        else:
-            value = draw(self._rng)
-        if self.logging:
-            self._emit_log({"t": "chance", "kind": kind, "value": copy_value(value)})
-        return value
-
-    def say(self, c: Ctx, text: str) -> None:
-        self._emit_log({"t": "say", "text": text})
-
-    def end_game(self, c: Ctx) -> None:
-        self.state["flow"].clear()
-        self._sched = []
-
-    def emit(self, c: Ctx, event: str, args: dict) -> None:
-        self.counts[f"event:{event}"] = self.counts.get(f"event:{event}", 0) + 1
-        for tid, when, do in self.model.triggers.get(event, ()):
-            saved = c.vars
-            c.vars = dict(args)
-            try:
-                if when is None or when(c):
-                    self.counts[f"trigger:{tid}"] = self.counts.get(f"trigger:{tid}", 0) + 1
-                    c.tick()
-                    do(c)
-            finally:
-                c.vars = saved
-
-    def schedule(self, c: Ctx, step: str, args: dict) -> None:
-        self._sched.append((step, args))
-
-    def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
-        return apply_modifiers(c, name, base, args)
-
-    # ---- log ----
-
-    def _emit_log(self, entry: dict) -> None:
-        if not self.logging and entry["t"] not in ("start", "end"):
-            if entry["t"] == "say" and self.on_log is not None:
-                self.on_log(entry)
-            return
-        self.log.append(entry)
-        if self.on_log is not None:
-            self.on_log(entry)
-
-    def player_log(self, player: str) -> list[dict]:
-        """The log as `player` may see it: other players' secret choices, shuffled orders and
-        state hashes (which would let a player test guesses about hidden values) removed."""
-        return player_log(self.log, player)
-
-    def state_hash(self) -> str:
-        return hashlib.sha256(canonical(self.state).encode()).hexdigest()[:16]
-
-    # ---- save, load, clone, view ----
-
-    def clone(self) -> Game:
-        """An independent copy (no log) for search: changes to it never touch this game."""
-        g = Game(self.model, copy_value(self.state), log=[], logging=False)
-        return g
-
-    def reseed(self, rng_state: int) -> None:
-        """Replace the random generator's state (a searcher's copy must not know future chance)."""
-        self.state["rng"] = rng_state & MASK64
-        self._rng = Rng(self.state)
-
-    def save(self) -> dict:
-        return {"format": SAVE_FORMAT, "ruleset": self.model.combo.source, "options": self.model.combo.options,
-                "players": len(self.state["players"]), "fingerprint": self.model.fingerprint,
-                "state": self.state}
-
-    @classmethod
-    def from_save(cls, model: Model, save: dict) -> Game:
-        if save.get("format") != SAVE_FORMAT:
-            raise ValueError(f"not a daimyo save (format {save.get('format')!r})")
-        if save.get("fingerprint") != model.fingerprint:
-            raise ValueError("this save was made with different rules (ruleset files or options changed)")
-        state = save.get("state")
-        _check_state(model, state)
-        return cls(model, copy_value(state))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Game) and self.state == other.state
 
     def view(self, player: str | None) -> dict:
         """The state as `player` may see it (None: a spectator who sees only public values)."""
         return view(self.model, self.state, player)
 
+    # ---- log ----
 
-def view(model: Model, state: dict, player: str | None) -> dict:
-    out = {
-        "globals": {k: (v if model.globals_visible.get(k, "all") == "all" else _hide(v))
-                    for k, v in state["globals"].items()},
-        "ent": {},
-        "players": list(state["players"]),
-        "over": state["over"],
-        "result": state["result"],
-        "flow": [model.nodes[f["n"]].label for f in state["flow"]],
-        "pending": state["pending"] if state["pending"] and (
-            state["pending"]["player"] == player or not state["pending"]["secret"]) else None,
-        "seq": state["seq"],
-    }
-    kinds = model.kinds
-    kind_of = model.kind_of
-    for eid, fields in state["ent"].items():
-        k = kinds[PLAYER_KIND] if eid in state["players"] else kinds.get(kind_of.get(eid, ""))
-        if k is None:
-            out["ent"][eid] = copy_value(fields)
-            continue
-        owner = eid if k.name == PLAYER_KIND else (fields.get(k.owner) if k.owner else None)
-        shown = {}
-        for f, v in fields.items():
-            vis = k.visible.get(f, "all")
-            if vis == "all" or (vis == "owner" and owner is not None and owner == player):
-                shown[f] = copy_value(v)
-            else:
-                shown[f] = _hide(v)
-        out["ent"][eid] = shown
-    return out
+    @property
+    def log(self) -> list[dict]:
+        return self.recorder.entries
 
+    @log.setter
+    def log(self, entries: list[dict]) -> None:
+        self.recorder.entries = entries
 
-def _check_state(model: Model, state: Any) -> None:
-    """A saved state's shape, checked before play: a damaged save is an error, not a crash."""
-    keys = {"globals": dict, "ent": dict, "players": list, "rng": int, "flow": list, "seq": int}
-    if not isinstance(state, dict):
-        raise ValueError("the save holds no game state")
-    for key, kind in keys.items():
-        if not isinstance(state.get(key), kind):
-            raise ValueError(f"the saved state's `{key}` is missing or damaged")
-    for frame in state["flow"]:
-        if not (isinstance(frame, dict) and isinstance(frame.get("n"), int) and 0 <= frame["n"] < len(model.nodes)
-                and isinstance(frame.get("i"), int) and isinstance(frame.get("v"), dict)):
-            raise ValueError("the saved flow position is damaged")
-    if any(p not in state["ent"] for p in state["players"]):
-        raise ValueError("the saved players do not match the saved entities")
+    @property
+    def on_log(self) -> Callable[[dict], None] | None:
+        return self.recorder.on_log
 
+    @on_log.setter
+    def on_log(self, listener: Callable[[dict], None] | None) -> None:
+        self.recorder.on_log = listener
 
-def player_log(log: list[dict], player: str) -> list[dict]:
-    out = []
-    for e in log:
-        e = dict(e)
-        e.pop("state", None)
-        if e["t"] == "decision" and e.get("secret") and e["player"] != player:
-            e["choice"] = "?"
-        elif e["t"] == "chance" and e["kind"] == "shuffle":
-            e["value"] = _hide(e["value"])
-        out.append(e)
-    return out
+    @property
+    def logging(self) -> bool:
+        return self.recorder.logging
 
+    def player_log(self, player: str) -> list[dict]:
+        """The log as `player` may see it (see engine.run.log.player_log)."""
+        return player_log(self.log, player)
 
-def _hide(v: Any) -> Any:
-    """A hidden value keeps only its size: a hand shows how many cards, not which."""
-    if isinstance(v, list):
-        return ["?"] * len(v)
-    if isinstance(v, dict):
-        return {"?": sum(x for x in v.values() if isinstance(x, int)) if all(
-            isinstance(x, int) for x in v.values()) else len(v)}
-    return "?"
+    def state_hash(self) -> str:
+        return state_hash(self.state)
 
+    # ---- chance ----
 
-def canonical(x: Any) -> str:
-    return json.dumps(x, separators=(",", ":"), ensure_ascii=False)
+    @property
+    def forced(self) -> list[dict]:
+        """Scripted chance outcomes (scenarios, tests), used before any draw of the same kind."""
+        return self.dice.forced
 
+    @forced.setter
+    def forced(self, outcomes: list[dict]) -> None:
+        self.dice.forced = outcomes
 
-def _seed(seed: int) -> int:
-    # Spread small seeds over the whole 64-bit space.
-    z = (int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & MASK64
-    return z
+    def reseed(self, rng_state: int) -> None:
+        """Replace the random generator's state (a searcher's copy must not know future chance)."""
+        self.state["rng"] = rng_state & MASK64
+        self.dice = Chance(self.state)
+
+    # ---- save, load, clone ----
+
+    def clone(self) -> Game:
+        """An independent copy (no log) for search: changes to it never touch this game."""
+        return Game(self.model, copy_value(self.state), log=[], logging=False)
+
+    def save(self) -> dict:
+        return save_data(self.model, self.state)
+
+    @classmethod
+    def from_save(cls, model: Model, save: dict) -> Game:
+        return cls(model, copy_value(saved_state(model, save)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Game) and self.state == other.state
 
 
 def _short(x: Any) -> str:

@@ -1,0 +1,61 @@
+"""Chance: the seeded generator kept in the game state, and outcomes a test may force.
+
+The generator's whole state is one integer in `state["rng"]`, so saves, clones and replays
+carry it. Scenarios and tests script outcomes with `forced`: each forced entry is used by the
+next chance event of the same kind instead of a draw.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+MASK64 = (1 << 64) - 1
+
+
+class Rng:
+    """splitmix64: one 64-bit integer of state, kept in the game state so saves carry it.
+    `below(n)` takes the draw modulo n; the bias (under 1e-17 for board-game sizes) is
+    far below anything a sweep could detect."""
+
+    __slots__ = ("s", "state")
+
+    def __init__(self, state: dict):
+        self.state = state
+        self.s = state["rng"]
+
+    def _next(self) -> int:
+        s = (self.s + 0x9E3779B97F4A7C15) & MASK64
+        self.s = s
+        self.state["rng"] = s
+        z = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        return self._next() % n
+
+    def random(self) -> float:
+        return (self._next() >> 11) * (1.0 / (1 << 53))
+
+
+class Chance:
+    """Where every chance outcome comes from: a forced one if the next forced entry is of this
+    kind, otherwise a draw from the state's generator."""
+
+    __slots__ = ("forced", "rng")
+
+    def __init__(self, state: dict):
+        self.rng = Rng(state)
+        self.forced: list[dict] = []
+
+    def outcome(self, kind: str, draw: Callable[[Rng], Any], forced_apply: Callable | None = None) -> Any:
+        if self.forced and self.forced[0].get("kind") == kind:
+            value = self.forced.pop(0)["value"]
+            return forced_apply(value) if forced_apply is not None else value
+        return draw(self.rng)
+
+
+def initial_rng(seed: int) -> int:
+    """The generator's starting state for a game seed."""
+    # Spread small seeds over the whole 64-bit space.
+    return (int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & MASK64

@@ -1,0 +1,221 @@
+"""The flow machine: it advances a game's frame stack until a decision is pending.
+
+Each frame is plain data (node index, a counter, local variables), so the position in the
+flow saves and clones with the state. The machine is also the `hooks` object that rules
+reach through their context: chance, `say`, events and triggers, scheduled steps, modifiers
+and the end of the game.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dsl.runtime import Ctx, RuleError, copy_value
+from engine.model import Model
+from engine.model.modifiers import apply_modifiers
+from engine.run.chance import Chance
+from engine.run.log import Recorder
+from engine.run.state import state_hash
+
+
+class FlowMachine:
+    """Runs a model's flow over a state. `Game` is the public face of it."""
+
+    def __init__(self, model: Model, state: dict, recorder: Recorder):
+        self.model = model
+        self.state = state
+        self.recorder = recorder
+        self.dice = Chance(state)
+        self.counts: dict[str, int] = {}  # how often each step, trigger and event ran (for reports)
+        self._sched: list[tuple[str, dict]] = []
+
+    @property
+    def silent(self) -> bool:
+        """No log and no listener: rules may skip building account text."""
+        return self.recorder.silent
+
+    def run(self) -> None:
+        """Advance the flow until a decision is pending or the game is over."""
+        state = self.state
+        stack = state["flow"]
+        nodes = self.model.nodes
+        while state["pending"] is None and not state["over"]:
+            if not stack:
+                self._finish()
+                return
+            frame = stack[-1]
+            node = nodes[frame["n"]]
+            kind = node.kind
+            if kind == "seq":
+                i = frame["i"]
+                if i < len(node.children):
+                    frame["i"] = i + 1
+                    self._push(node.children[i], frame["v"])
+                else:
+                    stack.pop()
+            elif kind == "effect":
+                stack.pop()
+                self._call_effect(node.fn, dict(frame["v"]))
+            elif kind == "call":
+                stack.pop()
+                args = {k: fn(self._ctx(frame["v"])) for k, fn in node.args.items()}
+                self._push(self.model.steps[node.step], {}, args)
+            elif kind == "step":
+                if frame["i"] == 0:
+                    frame["i"] = 1
+                    self.counts[node.label] = self.counts.get(node.label, 0) + 1
+                    if node.title:
+                        title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
+                        self.recorder.record({"t": "step", "step": node.label, "title": title})
+                    if node.body >= 0:
+                        self._push(node.body, frame["v"])
+                else:
+                    stack.pop()
+            elif kind == "repeat" or kind == "for":
+                if "x" not in frame:
+                    got = node.fn(self._ctx(frame["v"]))
+                    if kind == "repeat":
+                        if not isinstance(got, int) or got < 0 or got > 1_000_000:
+                            raise RuleError(f"repeat needs a whole number from 0, got {got!r}", node.loc)
+                        got = list(range(1, got + 1))
+                    elif isinstance(got, dict):
+                        got = list(got)
+                    elif not isinstance(got, list):
+                        raise RuleError(f"`for` needs a list, got {got!r}", node.loc)
+                    frame["x"] = copy_value(got)
+                i = frame["i"]
+                if i < len(frame["x"]):
+                    frame["i"] = i + 1
+                    value = frame["x"][i]
+                    if node.var_global:
+                        state["globals"][node.var] = value
+                        self._push(node.body, frame["v"])
+                    else:
+                        self._push(node.body, frame["v"], {node.var: value} if node.var else None)
+                else:
+                    stack.pop()
+            elif kind == "while":
+                if frame["i"] > 100_000:
+                    raise RuleError("a `while` loop ran 100,000 times; it probably never ends", node.loc)
+                if node.fn(self._ctx(frame["v"])):
+                    frame["i"] += 1
+                    self._push(node.body, frame["v"])
+                else:
+                    stack.pop()
+            elif kind == "if":
+                stack.pop()
+                branch = node.body if node.fn(self._ctx(frame["v"])) else node.other
+                if branch >= 0:
+                    self._push(branch, frame["v"])
+            elif kind == "choose":
+                self._enter_choice(frame, node)
+            else:  # pragma: no cover
+                raise RuleError(f"unknown flow node {kind}", node.loc)
+
+    # ---- flow helpers ----
+
+    def _push(self, idx: int, parent_vars: dict, extra: dict | None = None) -> None:
+        v = dict(parent_vars)
+        if extra:
+            v.update(extra)
+        self.state["flow"].append({"n": idx, "i": 0, "v": v})
+
+    def _ctx(self, vars: dict) -> Ctx:
+        return Ctx(self.state, self.model, self, vars)
+
+    def _call_effect(self, fn: Callable | None, vars: dict) -> None:
+        if fn is None:
+            return
+        self._sched = []
+        fn(self._ctx(vars))
+        self._flush_schedule()
+
+    def _flush_schedule(self) -> None:
+        # Scheduled steps run next, in the order they were scheduled.
+        sched, self._sched = self._sched, []
+        for name, args in reversed(sched):
+            self._push(self.model.steps[name], {}, args)
+
+    def _enter_choice(self, frame: dict, node: Any) -> None:
+        c = self._ctx(frame["v"])
+        options = node.fn(c)
+        if isinstance(options, dict):
+            options = list(options)
+        if not isinstance(options, list):
+            raise RuleError(f"the options of `{node.var}` must be a list, got {options!r}", node.loc)
+        options = copy_value(options)
+        if node.optional:
+            options.append(None)
+        if not options or (len(options) == 1 and options[0] is None):
+            self.state["flow"].pop()
+            if node.other >= 0:
+                self._push(node.other, frame["v"])
+            return
+        player = node.player(c)
+        if player not in self.state["players"]:
+            raise RuleError(f"choice `{node.var}`: {player!r} is not a player", node.loc)
+        if len(options) == 1:  # nothing to decide: take it without asking
+            self.state["flow"].pop()
+            if node.body >= 0:
+                self._push(node.body, frame["v"], {node.var: options[0]})
+            return
+        # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
+        prompt = None if self.silent else node.prompt(c)
+        self.state["pending"] = {"player": player, "options": options, "prompt": prompt,
+                                 "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
+
+    def _finish(self) -> None:
+        self.state["over"] = True
+        self.state["pending"] = None
+        m = self.model
+        scores = {}
+        for p in self.state["players"]:
+            c = self._ctx({"player": p})
+            key = [m.score(c) if m.score else 0] + [t(c) for t in m.tiebreak]
+            scores[p] = key
+        best = max(scores.values()) if scores else None
+        ranking = sorted(self.state["players"], key=lambda p: scores[p], reverse=True)
+        self.state["result"] = {
+            "scores": {p: k[0] for p, k in scores.items()},
+            "tiebreaks": {p: k[1:] for p, k in scores.items()} if m.tiebreak else {},
+            "ranking": ranking,
+            "winners": [p for p in ranking if scores[p] == best],
+        }
+        end = {"t": "end", "result": self.state["result"]}
+        if self.recorder.logging:
+            end["state"] = state_hash(self.state)
+        self.recorder.record(end)
+
+    # ---- hooks called by primitives ----
+
+    def chance(self, c: Ctx, kind: str, draw: Callable, forced_apply: Callable | None = None, **info: Any) -> Any:
+        value = self.dice.outcome(kind, draw, forced_apply)
+        if self.recorder.logging:
+            self.recorder.record({"t": "chance", "kind": kind, "value": copy_value(value)})
+        return value
+
+    def say(self, c: Ctx, text: str) -> None:
+        self.recorder.record({"t": "say", "text": text})
+
+    def end_game(self, c: Ctx) -> None:
+        self.state["flow"].clear()
+        self._sched = []
+
+    def emit(self, c: Ctx, event: str, args: dict) -> None:
+        self.counts[f"event:{event}"] = self.counts.get(f"event:{event}", 0) + 1
+        for tid, when, do in self.model.triggers.get(event, ()):
+            saved = c.vars
+            c.vars = dict(args)
+            try:
+                if when is None or when(c):
+                    self.counts[f"trigger:{tid}"] = self.counts.get(f"trigger:{tid}", 0) + 1
+                    c.tick()
+                    do(c)
+            finally:
+                c.vars = saved
+
+    def schedule(self, c: Ctx, step: str, args: dict) -> None:
+        self._sched.append((step, args))
+
+    def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
+        return apply_modifiers(c, name, base, args)
