@@ -1,0 +1,37 @@
+"""How good a position is for a player: the ruleset's `hints.evaluate` (or its score),
+and the 0..1 outcome value that search backs up.
+"""
+from __future__ import annotations
+
+import math
+
+from dsl.runtime import Ctx, RuleError
+from engine.run import Game
+
+
+def evaluate(game: Game, player: str) -> float:
+    m = game.model
+    if game.over and game.result:
+        return 1e6 if player in game.result["winners"] else -1e6
+    fn = m.evaluate or m.score
+    if fn is None:
+        return 0.0
+    try:
+        return float(fn(Ctx(game.state, m, game, {"player": player})))
+    except (RuleError, TypeError, ValueError):
+        return 0.0
+
+
+def outcome_value(game: Game, player: str) -> float:
+    """1 for a win (shared by the tied), else a 0..1 rank-based value; unfinished games
+    are scored by evaluate() relative to the best opponent."""
+    if game.over and game.result:
+        winners = game.result["winners"]
+        if player in winners:
+            return 1.0 / len(winners)
+        ranking = game.result["ranking"]
+        return 0.5 * (1 - ranking.index(player) / max(1, len(ranking) - 1))
+    mine = evaluate(game, player)
+    others = [evaluate(game, p) for p in game.state["players"] if p != player]
+    best_other = max(others) if others else 0.0
+    return 0.5 + 0.5 * math.tanh((mine - best_other) / 10.0)

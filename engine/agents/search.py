@@ -1,0 +1,107 @@
+"""The search agent: information-set Monte Carlo tree search over determinizations.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from typing import Any
+
+from dsl.runtime import RuleError
+from engine.agents.determinize import determinize
+from engine.agents.evaluation import outcome_value
+from engine.run import Decision, Game
+
+
+class SearchAgent:
+    """Determinized Monte Carlo tree search (single-observer information-set MCTS).
+
+    Every iteration deals a fresh determinization of what the deciding player cannot see
+    (`determinize`), then walks one shared tree of decisions, everybody's, from the current
+    one: UCB1 among the options legal in this deal (an option's "availability" counts the
+    deals where it could be chosen), a new node, a random playout of at most `depth`
+    decisions, and the outcome for each player backed up the path, each node scored for the
+    player who chose it. Budget: `playouts` iterations, or `seconds` of wall time if given
+    (at least one iteration per root option either way)."""
+
+    name = "search"
+
+    def __init__(self, seed: int = 0, playouts: int = 64, depth: int = 60, seconds: float | None = None,
+                 exploration: float = 0.7):
+        self.rng = random.Random(seed)
+        self.playouts = playouts
+        self.depth = depth
+        self.seconds = seconds
+        self.c = exploration
+
+    def choose(self, game: Game, decision: Decision) -> int:
+        me = decision.player
+        root = _Node()
+        deadline = time.monotonic() + self.seconds if self.seconds else None
+        n = len(decision.options)
+        for t in range(max(self.playouts, n)):
+            if deadline and t >= n and time.monotonic() > deadline:
+                break
+            self._iterate(root, determinize(game, me, self.rng))
+        keys = [_key(o) for o in decision.options]
+        return max(range(n), key=lambda i: (root.children[keys[i]].visits if keys[i] in root.children else -1,
+                                            -i))
+
+    def _iterate(self, root: _Node, sim: Game) -> None:
+        path: list[tuple[_Node, str]] = []
+        node = root
+        try:
+            while not sim.over:  # selection and expansion
+                d = sim.decision
+                keys = [_key(o) for o in d.options]
+                for k in keys:
+                    child = node.children.get(k)
+                    if child is not None:
+                        child.avail += 1
+                untried = [i for i, k in enumerate(keys) if k not in node.children]
+                if untried:
+                    i = untried[self.rng.randrange(len(untried))]
+                    child = node.children[keys[i]] = _Node()
+                    child.avail = 1
+                    sim.apply(d.options[i])
+                    path.append((child, d.player))
+                    break
+                i = max(range(len(keys)), key=lambda j: node.children[keys[j]].ucb(self.c))
+                node = node.children[keys[i]]
+                sim.apply(d.options[i])
+                path.append((node, d.player))
+            steps = 0
+            while not sim.over and steps < self.depth:  # playout
+                d = sim.decision
+                sim.apply(d.options[self.rng.randrange(len(d.options))])
+                steps += 1
+            rewards: dict[str, float] = {}
+            for child, mover in path:  # backup, each node for the player who chose it
+                if mover not in rewards:
+                    rewards[mover] = outcome_value(sim, mover)
+                child.visits += 1
+                child.total += rewards[mover]
+        except RuleError:
+            for child, _mover in path:
+                child.visits += 1
+
+
+class _Node:
+    __slots__ = ("avail", "children", "total", "visits")
+
+    def __init__(self) -> None:
+        self.children: dict[Any, _Node] = {}
+        self.visits = 0
+        self.total = 0.0
+        self.avail = 0
+
+    def ucb(self, c: float) -> float:
+        if not self.visits:
+            return math.inf
+        return self.total / self.visits + c * math.sqrt(math.log(max(1, self.avail)) / self.visits)
+
+
+def _key(option: Any) -> Any:
+    """A hashable key for an option (options are JSON values)."""
+    return option if isinstance(option, (str, int, float, bool)) or option is None else json.dumps(option)
