@@ -11,7 +11,7 @@ import pytest
 
 from engine.base.diagnostics import Diagnostics
 from engine.loading.yamlio import load_yaml
-from engine.scenario import Outcome, run_paths
+from engine.cli.scenario import Outcome, run_paths
 
 
 def scenario_cases(*dirs: Path) -> list:

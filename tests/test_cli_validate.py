@@ -10,7 +10,7 @@ import yaml
 
 from engine.base.diagnostics import Diagnostics
 from engine.cli import main
-from engine.describe import describe
+from engine.cli.describe import describe
 from engine.model import load
 from engine.model.validate import validate_targets, variants
 

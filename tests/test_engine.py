@@ -15,7 +15,7 @@ import pytest
 from engine.base.diagnostics import Diagnostics
 from engine.loading.package import bundled_ids
 from engine.model import build
-from engine.replay import replay_file
+from engine.cli.replay import replay_file
 from engine.run.game import Game, IllegalMove
 from engine.run.state import canonical
 

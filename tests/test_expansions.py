@@ -30,7 +30,7 @@ import pytest
 
 from engine.agents import RandomAgent
 from engine.base.diagnostics import Diagnostics
-from engine.describe import describe
+from engine.cli.describe import describe
 from engine.model import load
 from engine.model.validate import validate_targets
 from engine.run.game import Game

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.scenario import run_file, run_paths
+from engine.cli.scenario import run_file, run_paths
 
 HERE = Path(__file__).resolve().parent
 OUTCOMES = run_paths([str(HERE / "scenarios" / "race")])

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import engine  # noqa: F401  (imported before dsl.primitives: the two import each other)
 from dsl.primitives import PRIMITIVES
 from tools.docsgen import pages, schema_files, stale
 

@@ -18,7 +18,7 @@ import pytest
 from engine import Game, load
 from engine.cli import main
 from engine.model.validate import validate_targets
-from engine.scenario import run_file
+from engine.cli.scenario import run_file
 
 REPO = Path(__file__).resolve().parent.parent
 BROKEN = REPO / "tests" / "broken"

@@ -20,7 +20,6 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import engine  # noqa: F401  (import the engine before dsl: see dsl/runtime.py)
 from dsl.compiler import Compiler, Symbols
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.cli import main

@@ -18,10 +18,11 @@ import sys
 import time
 from typing import Any
 
+from engine.base.console import EPILOG
 from engine.base.diagnostics import Diagnostics
-from engine.run.game import Game
-from engine.model import Model, build
 from engine.loading.package import bundled_ids
+from engine.model import Model, build
+from engine.run.game import Game
 
 # Combos measured when none is named: each base game, plus the largest expansion combo.
 DEFAULT_COMBOS = ["shogun", "shogun+tennos-court+military-leaders+chambers+samurai-cards",
@@ -153,3 +154,13 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
     return 1 if any("error" in r for r in rows) else 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    b = sub.add_parser("bench", help="measure validation, decisions/s, clone cost, games/s", epilog=EPILOG,
+                       description="Benchmarks on one core. Without COMBO: every bundled base ruleset.")
+    b.add_argument("combo", nargs="?", metavar="COMBO")
+    b.add_argument("--players", type=int, default=None)
+    b.add_argument("--seconds", type=float, default=3.0, help="time budget per measurement (default 3)")
+    b.add_argument("--json", action="store_true", help="print the figures as JSON")
+    b.set_defaults(func=run_bench)

@@ -235,7 +235,6 @@ def _signature(p: Any) -> str:
 
 
 def primitives_page() -> str:
-    import engine  # noqa: F401  (dsl.runtime and engine import each other: engine first)
     from dsl.primitives import PRIMITIVES
     by_kind: dict[str, list] = {}
     for p in sorted(PRIMITIVES.values(), key=lambda p: p.name):

@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from engine.model.board import Board, build_board
+from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.files import write_atomic
+from engine.model.board import Board, build_board
 
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
 NAME_SIZE = 13
@@ -470,7 +472,6 @@ def _legend(board: Board, colors: dict[str, str], style: MapStyle, x: float) -> 
 # --------------------------------------------------------------------------- command line
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from engine.cli import EPILOG
     p = sub.add_parser(
         "map", help="draw a ruleset's board as SVG (optionally with a saved game on it)", epilog=EPILOG,
         description="Draw the board of COMBO (or of --board files, or of a --state save) as an SVG file: regions "
@@ -498,7 +499,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_map(args: argparse.Namespace) -> int:
-    from engine.cli import parse_options, report
     diags = Diagnostics()
     save = None
     players = args.players
@@ -572,7 +572,6 @@ def cmd_map(args: argparse.Namespace) -> int:
                      state, player_names)
     svg = render_svg(board, positions, style)
     if args.out:
-        from engine.cli import write_atomic
         write_atomic(args.out, svg)
     else:
         sys.stdout.write(svg)

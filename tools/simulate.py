@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from engine.base.console import EPILOG, parse_options
 from tools.store import Store, SweepSpec
 
 DEFAULT_DB = "simulate.db"
@@ -468,7 +469,6 @@ def run_sweep(combo: str, players: int | None, games: int, *, jobs: int = 1, bot
 # --------------------------------------------------------------------------- command line
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from engine.cli import EPILOG
     p = sub.add_parser(
         "simulate", help="run many bot games in parallel and store the results (SQLite)", epilog=EPILOG,
         description="Play G bot games of COMBO in parallel processes (or on a Ray cluster) and store one row per "
@@ -505,7 +505,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from engine.cli import parse_options
     jobs = args.jobs if args.jobs is not None else (0 if args.backend == "ray" else (os.cpu_count() or 1))
     if args.backend == "local" and jobs < 1:
         print("daimyo: error: --jobs must be 1 or more", file=sys.stderr)

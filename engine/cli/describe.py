@@ -11,11 +11,13 @@ valid YAML: `yaml.safe_load` of it gives the resolved data.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from dataclasses import replace
 from typing import Any
 
+from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.loading.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
 from engine.loading.package import Combo, resolve_combo
@@ -338,3 +340,24 @@ class _Emitter:
                 self.items(item, f"{path}[{i}]", indent + 2)
             else:
                 self.value(f"{pad}-", item, f"{path}[{i}]", indent, note)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    d = sub.add_parser("describe", help="what a ruleset combo amounts to", epilog=EPILOG,
+                       description="Summarize a combo: packages, options, flow outline; --resolved prints every "
+                       "resolved entry with the file and line that set it.")
+    d.add_argument("combo", metavar="COMBO")
+    d.add_argument("--resolved", action="store_true", help="print the resolved ruleset with provenance")
+    d.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    d.add_argument("--players", type=int, default=None)
+    d.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    diags = Diagnostics()
+    text = describe(args.combo, parse_options(args.option), args.players, args.resolved, diags)
+    if text is None:
+        report(diags)
+        return 1
+    print(text)
+    return 0

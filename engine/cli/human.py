@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from dsl.runtime import Ctx, RuleError
+from engine.base.files import write_atomic
 from engine.run.game import Decision, Game
 
 HELP = """  a number  take that option
@@ -44,7 +45,6 @@ def status_line(game: Game, player: str) -> str:
 def ask(game: Game, d: Decision, names: dict[str, str], save_path: str | None,
         stdin: Any = None, out: Any = None) -> int | None:
     """Ask the person for an option; returns its index, or None after save-and-quit."""
-    from engine.cli import write_atomic
     stdin = stdin or sys.stdin
     out = out or sys.stdout
     status = status_line(game, d.player)

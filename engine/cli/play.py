@@ -8,8 +8,10 @@ from typing import TextIO
 
 from dsl.runtime import RuleError
 from engine.agents import AGENTS, make_agent
+from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics
-from engine.human import status_line
+from engine.base.files import write_atomic
+from engine.cli.human import status_line
 from engine.model import Model, build
 from engine.run.game import Game
 from engine.run.state import canonical
@@ -43,7 +45,6 @@ class LogWriter:
 
 
 def play(args: argparse.Namespace) -> int:
-    from engine.cli import parse_options, report, write_atomic
     diags = Diagnostics()
     save = None
     if args.load:
@@ -94,7 +95,7 @@ def play(args: argparse.Namespace) -> int:
             d = game.decision
             agent = agents[d.player]
             if agent is None:
-                from engine.human import ask
+                from engine.cli.human import ask
                 choice = ask(game, d, names, args.save)
                 if choice is None:  # saved and quit
                     return 0
@@ -148,3 +149,22 @@ def print_table(game: Game, names: dict[str, str], out: TextIO) -> None:
     winners = res.get("winners", [])
     label = "Winner" if len(winners) == 1 else "Winners (tied)"
     print(f"{label}: {', '.join(names.get(w, w) for w in winners)}", file=out)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    pl = sub.add_parser("play", help="play a game (bots, hot-seat or both)", epilog=EPILOG,
+                        description="Play COMBO. Seats are bots unless --seats names human ones. Prints a readable "
+                        "account of the game and the final table.")
+    pl.add_argument("combo", metavar="COMBO", nargs="?", default=None)
+    pl.add_argument("--players", type=int, default=None, help="number of players (default: the ruleset's minimum)")
+    pl.add_argument("--seed", type=int, default=1)
+    pl.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="e.g. side=moon")
+    pl.add_argument("--seats", default=None, help="comma-separated seat kinds: human,random,heuristic,search")
+    pl.add_argument("--bots", default="random", help="kind of bot for seats not given by --seats (default random)")
+    pl.add_argument("--log", metavar="FILE", help="write the JSON-lines log of the game here")
+    pl.add_argument("--log-for", metavar="PLAYER=FILE", help="also write PLAYER's copy of the log: other "
+                    "players' secret choices and hidden orders removed (e.g. P2=p2.jsonl)")
+    pl.add_argument("--save", metavar="FILE", help="save the game here at the end (and when a human saves)")
+    pl.add_argument("--load", metavar="FILE", help="continue a saved game")
+    pl.add_argument("--quiet", action="store_true", help="print only the final table")
+    pl.set_defaults(func=play)

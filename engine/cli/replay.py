@@ -1,7 +1,9 @@
 """`daimyo replay`: re-run a JSON-lines log and check that every line comes out the same."""
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 
 from dsl.runtime import RuleError
 from engine.base.diagnostics import Diagnostics
@@ -75,3 +77,18 @@ def replay_file(path: str, quiet: bool = False) -> tuple[bool, str]:
     msg = (f"{path}: replayed {len(lines)} lines ({decisions} decisions): every line matches. "
            f"Winner(s): {', '.join(res['winners'])}; scores {res['scores']}")
     return True, msg
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("replay", help="re-run a log and check every line",
+                       description="Re-run a game log. Every decision, chance outcome and state hash must match; "
+                       "an altered log stops with exit 1 at the first line that differs.")
+    r.add_argument("file", metavar="FILE")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    ok, message = replay_file(args.file, quiet=args.quiet)
+    print(message, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1

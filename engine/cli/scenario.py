@@ -7,12 +7,15 @@ the rules language. Failures point at the scenario file's line.
 """
 from __future__ import annotations
 
+import argparse
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dsl.compiler import Compiler, Symbols
 from dsl.runtime import Ctx, RuleError
+from engine.base.console import usage_error
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError
 from engine.loading.schema import check_scenario
 from engine.loading.yamlio import load_yaml, loc_of
@@ -238,3 +241,32 @@ def run_paths(paths: list[str]) -> list[Outcome]:
         except RulesetError as e:  # pragma: no cover - build() reports instead of raising
             outcomes.append(Outcome(str(f), f.stem, [(Loc(str(f)), str(e))]))
     return outcomes
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("scenario", help="run rule scenarios (see docs/scenarios.md)",
+                       description="Run scenario files or folders of them. Exit 1 if any fails.")
+    s.add_argument("paths", nargs="+", metavar="FILE")
+    s.add_argument("--verbose", "-v", action="store_true", help="print each scenario's account")
+    s.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        return usage_error(f"no such file or folder: {', '.join(missing)}")
+    outcomes = run_paths(args.paths)
+    failed = 0
+    for o in outcomes:
+        if o.ok:
+            print(f"ok    {o.file}: {o.title}")
+        else:
+            failed += 1
+            print(f"FAIL  {o.file}: {o.title}")
+            for loc, msg in o.failures:
+                print(f"      {loc}: {msg}")
+        if args.verbose and o.account:
+            for line in o.account:
+                print(f"        | {line}")
+    print(f"{len(outcomes) - failed} passed, {failed} failed")
+    return 1 if failed else 0

@@ -1,0 +1,6 @@
+"""`python -m engine.cli` runs the `daimyo` command."""
+import sys
+
+from engine.cli import main
+
+sys.exit(main())
