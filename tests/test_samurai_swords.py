@@ -319,8 +319,8 @@ def invariant_errors(g: Game) -> list[str]:
                 errs.append(f"{a}: disbanded but has units")
             continue
         size = sum(f["units"].values())
-        if size == 0:
-            errs.append(f"{a}: a Daimyo alone")
+        if size == 0 and f["ronin"]:     # a Daimyo standing alone (a successor) has no ronin with him
+            errs.append(f"{a}: a Daimyo alone with {f['ronin']} ronin")
         if f["units"]["bowman"] + f["units"]["swordsman"] > 4 or f["units"]["gunner"] + f["units"]["spearman"] > 10:
             errs.append(f"{a}: army card overfull {f['units']}")
         if f["ronin"] and f["ronin"] >= size + 1:
