@@ -320,8 +320,8 @@ def invariant_errors(g: Game) -> list[str]:
                 errs.append(f"{a}: disbanded but has units")
             continue
         size = sum(f["units"].values())
-        if size == 0:
-            errs.append(f"{a}: a Daimyo alone")
+        if size == 0 and f["ronin"]:     # a Daimyo standing alone (a successor) has no ronin with him
+            errs.append(f"{a}: a Daimyo alone with {f['ronin']} ronin")
         if f["units"]["bowman"] + f["units"]["swordsman"] > 4 or f["units"]["gunner"] + f["units"]["spearman"] > 10:
             errs.append(f"{a}: army card overfull {f['units']}")
         if f["ronin"] and f["ronin"] >= size + 1:
@@ -391,6 +391,59 @@ def test_ronin_placement_is_a_secret_choice() -> None:
     d = g.decision
     assert d.player == "P1" and d.step == "hire_ronin" and d.secret
     assert g.view("P2")["pending"] is None
+
+
+def _secret_round_state(step: str) -> Game:
+    """P1 and P2 each hold two provinces and bid for a castle and a levy; the flow stands at `step`."""
+    model = load("samurai-swords", players=3)
+    g = Game.new(model, 3, seed=1, defer=True)
+    e, gl = g.state["ent"], g.state["globals"]
+    for x, p in (("Aki", "P1"), ("Suo", "P1"), ("Bingo", "P2"), ("Bitchu", "P2")):
+        e[x]["owner"] = p
+        e[x]["force"]["spearman"] = 1
+    for p in ("P1", "P2"):
+        e[p]["bid"].update(build=2, levy=1)
+    gl["priority"] = ["P1", "P2"]
+    g.state["flow"] = [{"n": model.steps[step], "i": 0, "v": {}}]
+    g.run()
+    return g
+
+
+def test_levies_are_placed_in_secret_and_revealed_together() -> None:
+    """Action 4 "(all players simultaneously)": while P2 places his levies he sees nothing of P1's."""
+    g = _secret_round_state("levy")
+    before = g.view("P2")
+    g.apply("bowman")                      # P1: one koku, one bowman ...
+    g.apply("Aki")                         # ... in Aki
+    d = g.decision
+    assert d.player == "P2" and d.secret
+    seen = g.view("P2")
+    assert seen["ent"]["Aki"]["force"] == before["ent"]["Aki"]["force"]
+    assert seen["ent"]["P1"]["pool"] == before["ent"]["P1"]["pool"]
+    assert seen["ent"]["Aki"]["levy"] == "?" and g.view("P1")["ent"]["Aki"]["levy"] == "bowman"
+    assert all(x["choice"] == "?" for x in g.player_log("P2") if x["t"] == "decision" and x["player"] == "P1")
+    assert not any("levies" in str(x) for x in g.player_log("P2"))
+    g.apply("spearman")                    # P2: three spearmen, one per province (two provinces)
+    g.apply("Bingo")
+    g.apply("spearman")                    # Bitchu is the only place left: taken for him
+    e = g.state["ent"]
+    assert e["Aki"]["force"]["bowman"] == 1 and e["P1"]["pool"]["bowman"] == 8
+    assert e["Bingo"]["force"]["spearman"] == 2 and e["Bitchu"]["force"]["spearman"] == 2
+    assert e["Aki"]["levy"] is None
+
+
+def test_builds_are_chosen_in_secret_and_revealed_together() -> None:
+    """Action 3 "(all players simultaneously)": P2 chooses his castle without seeing P1's."""
+    g = _secret_round_state("build")
+    g.apply("Suo")
+    d = g.decision
+    assert d.player == "P2" and d.secret
+    seen = g.view("P2")
+    assert seen["ent"]["Suo"]["castle"] == 0 and seen["globals"]["castles_left"] == 10
+    assert seen["ent"]["P1"]["build_at"] == "?" and g.view("P1")["ent"]["P1"]["build_at"] == "Suo"
+    g.apply("Bitchu")
+    e = g.state["ent"]
+    assert e["Suo"]["castle"] == 1 and e["Bitchu"]["castle"] == 1 and g.state["globals"]["castles_left"] == 8
 
 
 # ---------------------------------------------------------------- 5. the final table
