@@ -9,7 +9,8 @@
      holds no card;
    - no decision that everybody can see offers a face-down card or a card in a hand, and every
      other player's view of a face-down card or a hand shows only `?`;
-   - with wagers: nobody's money is negative and the money in the game never changes.
+   - with wagers: nobody's money is negative and the money in the game never changes;
+   - the moment the deck runs out, the discards become the new deck.
    DAIMYO_LONG=1 plays many more games per configuration.
 """
 from __future__ import annotations
@@ -121,9 +122,14 @@ def play_checked(combo: str, players: int, seed: int) -> Game:
     decisions = 0
     while not game.over:
         d = game.decision
+        deck_before = len(game.state["globals"]["deck"])
         game.apply(d.options[agents[d.player].choose(game, d)])
         decisions += 1
         check_invariants(game, wagers, buy_in)
+        g = game.state["globals"]
+        # "Reshuffle all discarded cards to create a new deck whenever the deck runs out"
+        assert not (deck_before and not g["deck"] and g["discards"]), \
+            f"the deck ran out with {len(g['discards'])} discards left unshuffled"
         assert decisions < 200_000
     return game
 
