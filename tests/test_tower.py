@@ -1,16 +1,25 @@
-"""The battle tower's generic stochastic containers.
+"""The battle tower: the generic stochastic containers and the Shogun tower models.
 
 1. `cascade_drop`: only cubes stuck before a drop can be knocked loose by it.
 2. `pool_drop` with a `limit`: at most that many dropped cubes get past the entry.
+3. The default Shogun tower (`tower=funnel`) against the published figures
+   (shared reference, queen-shogun.md section 8, and the Tenno's Court set-up example):
+   - the initial load of 38 cubes (4 players) lets about 7 fall out;
+   - in a small throw about 2/3 of the freshly thrown cubes come out;
+   - about 1/3 of the cubes stuck inside come out per throw.
+   Samples use seeds far apart, so that no two games share a stretch of the random stream.
 """
 from __future__ import annotations
 
 import random
+from functools import cache
+from statistics import mean
 
 import pytest
 
 from dsl.primitives import cascade_drop, pool_drop
 from dsl.runtime import Ctx, RuleError
+from engine import Game, load
 
 
 class _Hooks:
@@ -78,3 +87,67 @@ def test_pool_drop_without_a_limit_draws_as_before() -> None:
 def test_pool_drop_rejects_a_bad_limit(bad) -> None:
     with pytest.raises(RuleError):
         pool_drop(_ctx(), [{}], {"a": 1}, 0.5, 0.5, bad)
+# ---- 3. the default tower model against the published figures ----
+
+@cache
+def _model(players: int, tower: str | None = None):
+    opts = {"setup": "fixed"}
+    if tower:
+        opts["tower"] = tower
+    return load("shogun", opts, players=players)
+
+
+def _initial_load_out(players: int, seed: int, tower: str | None = None) -> int:
+    """Cubes out of the first load: the game is played up to its first decision (planning)."""
+    m = _model(players, tower)
+    game = Game.new(m, players, seed=seed, log=False)
+    thrown = players * m.symbols.constants["tower_load_armies"] + m.symbols.constants["tower_load_farmers"]
+    inside = sum(sum(lv.values()) for lv in game.state["globals"]["tower"])
+    return thrown - inside
+
+
+def test_the_default_tower_is_the_funnel_model() -> None:
+    assert _model(4).combo.options["tower"] == "funnel"
+
+
+def test_initial_load_fits_the_tennos_court_example() -> None:
+    """Tenno's Court, set-up: of 38 cubes (4 players) 7 fall into the tray."""
+    outs = [_initial_load_out(4, 1_000_003 * k) for k in range(300)]
+    assert 6.0 <= mean(outs) <= 7.4, mean(outs)
+    assert sum(5 <= o <= 9 for o in outs) / len(outs) > 0.75
+    assert max(outs) <= 10          # no more than the funnel lets through
+
+
+def test_the_old_default_keeps_few_of_the_initial_load_inside() -> None:
+    """For contrast (why the default changed): two ledges let about 27 of 38 fall out."""
+    outs = [_initial_load_out(4, 1_000_003 * k, "two_ledges") for k in range(60)]
+    assert mean(outs) > 24 and min(outs) > 12
+
+
+def _funnel_constants() -> tuple[float, float, int]:
+    k = _model(4).symbols.constants
+    return k["tower_fresh_out"], k["tower_stuck_out"], k["tower_funnel_limit"]
+
+
+def test_small_throws_let_about_two_thirds_of_the_fresh_cubes_out() -> None:
+    fresh, stuck, limit = _funnel_constants()
+    c = _ctx(5)
+    thrown = out = 0
+    for _ in range(2000):
+        pool: list = [{"old": 12}]     # a tower that holds cubes from earlier battles
+        got = pool_drop(c, pool, {"new": 5}, fresh, stuck, limit)
+        thrown += 5
+        out += got.get("new", 0)
+    assert abs(out / thrown - 2 / 3) < 0.02, out / thrown
+
+
+def test_about_a_third_of_the_stuck_cubes_come_out_per_throw() -> None:
+    fresh, stuck, limit = _funnel_constants()
+    c = _ctx(6)
+    inside = out = 0
+    for _ in range(2000):
+        pool: list = [{"old": 12}]
+        got = pool_drop(c, pool, {"new": 4}, fresh, stuck, limit)
+        inside += 12
+        out += got.get("old", 0)
+    assert abs(out / inside - 1 / 3) < 0.02, out / inside
