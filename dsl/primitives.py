@@ -515,9 +515,10 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
 
     `container` is a list of ledges held in the state, each a map colour -> count of cubes stuck
     there. Each falling cube passes a ledge with probability `pass_p`, else it sticks on it;
-    each cube that passes a ledge knocks each cube stuck there loose with probability
-    `dislodge_p`, and a loosened cube falls on to the next ledge. Cubes stay inside between
-    drops: this is a container with memory.
+    each cube that passes a ledge knocks each cube that was stuck there BEFORE this drop loose
+    with probability `dislodge_p` (a cube that sticks during this drop stays put until the next
+    one), and a loosened cube falls on to the next ledge. Cubes stay inside between drops: this
+    is a container with memory.
     """
     if not isinstance(container, list) or not all(isinstance(lv, dict) for lv in container):
         raise RuleError("cascade_drop() needs a list of ledges (maps colour -> count)")
@@ -525,6 +526,7 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
     def draw(rng: Any) -> dict:
         falling = dict(cubes)
         for ledge in container:
+            before = dict(ledge)  # only these can be knocked loose in this drop
             passed: dict = {}
             for colour in sorted(falling):
                 for _ in range(falling[colour]):
@@ -536,8 +538,8 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
             n_passed = sum(passed.values())
             if n_passed and dislodge_p > 0:
                 stay_p = (1.0 - dislodge_p) ** n_passed
-                for colour in sorted(ledge):
-                    for _ in range(ledge[colour]):
+                for colour in sorted(before):
+                    for _ in range(before[colour]):
                         if rng.random() >= stay_p:
                             loosened[colour] = loosened.get(colour, 0) + 1
                 for colour, n in loosened.items():
@@ -552,15 +554,20 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
 
 
 @primitive("chance")
-def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any) -> dict:
+def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, limit: Any = None) -> dict:
     """Drop `cubes` (colour -> count) into a one-pool stochastic container and return what falls out.
 
     `container` is a list with one map colour -> count (the cubes inside). Each cube already
     inside falls out with probability `stuck_p`; each new cube falls straight through with
-    probability `fresh_p`, else it stays inside.
+    probability `fresh_p`, else it stays inside. With a `limit` (a whole number), at most that
+    many of the new cubes get past the entry in one drop: when more are dropped, a random
+    `limit` of them go on as above and the others jam inside (they can come out from the next
+    drop on, like any cube inside). Without a limit every new cube goes on.
     """
     if not isinstance(container, list) or len(container) != 1 or not isinstance(container[0], dict):
         raise RuleError("pool_drop() needs a list holding one map colour -> count")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise RuleError(f"pool_drop() needs a whole number of 0 or more as `limit`, got {describe(limit)}")
 
     def draw(rng: Any) -> dict:
         pool = container[0]
@@ -573,12 +580,20 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any) ->
             pool[colour] -= n
             if not pool[colour]:
                 del pool[colour]
-        for colour in sorted(cubes):
-            for _ in range(cubes[colour]):
-                if rng.random() < fresh_p:
-                    out[colour] = out.get(colour, 0) + 1
-                else:
-                    pool[colour] = pool.get(colour, 0) + 1
+        new = [colour for colour in sorted(cubes) for _ in range(cubes[colour])]
+        jammed: list = []
+        if limit is not None and len(new) > limit:
+            for i in range(len(new) - 1, 0, -1):  # a random `limit` of them get past the entry
+                j = rng.below(i + 1)
+                new[i], new[j] = new[j], new[i]
+            new, jammed = sorted(new[:limit]), new[limit:]
+        for colour in new:
+            if rng.random() < fresh_p:
+                out[colour] = out.get(colour, 0) + 1
+            else:
+                pool[colour] = pool.get(colour, 0) + 1
+        for colour in jammed:
+            pool[colour] = pool.get(colour, 0) + 1
         return {k: v for k, v in sorted(out.items()) if v}
     return c.hooks.chance(c, "drop", draw, forced_apply=lambda out: _force_drop(container, cubes, out))
 

@@ -53,6 +53,8 @@ OPTION_SETS = [
     {"side": "sun", "setup": "fixed", "tower": "one_pool"},
     {"side": "moon", "setup": "claim", "tower": "one_pool"},
     {"side": "sun", "setup": "fixed", "tower": "two_ledges"},
+    {"side": "moon", "setup": "claim", "tower": "funnel"},
+    {"side": "sun", "setup": "fixed", "tower": "funnel"},
 ]
 
 

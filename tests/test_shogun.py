@@ -2,7 +2,7 @@
 
 1. Every rule scenario under tests/scenarios/shogun/ passes (one test per scenario).
 2. Random-bot games for 3, 4 and 5 players on both sides of the board, with both set-ups and
-   both tower models, end with a winner, and these invariants hold after EVERY decision:
+   all three tower models, end with a winner, and these invariants hold after EVERY decision:
    - each player's armies on the board, in supply, in the tower and in the tray add up to 62;
      the 20 farmers, the 42 revolt markers and the building tiles are all accounted for;
    - no count goes negative;
@@ -127,9 +127,10 @@ def play_checked(model, players: int, seed: int, secrets_every: int = 50) -> Gam
     return game
 
 
+TOWERS = ["funnel", "two_ledges", "one_pool"]
 CONFIGS = [
     {"side": side, "setup": setup, "tower": tower}
-    for side, setup, tower in itertools.product(["sun", "moon"], ["claim", "fixed"], ["two_ledges", "one_pool"])
+    for side, setup, tower in itertools.product(["sun", "moon"], ["claim", "fixed"], TOWERS)
     if not (side == "moon" and setup == "fixed")  # falls back to claiming: the same game as moon+claim
 ]
 GAMES = 60 if LONG else 1
@@ -185,3 +186,23 @@ def test_a_game_is_reproducible_and_survives_save_and_load() -> None:
     rb = finish(b, agent)
     assert ra == rb
     assert a.state == b.state
+
+
+def test_the_account_tells_nothing_of_a_card_before_its_players_turn() -> None:
+    """Rulebook: "Players reveal their province cards only when it is their turn to execute the
+    action." While P1 (first in turn order) chooses where to attack, the account so far must not
+    mention P2, whose war chest card lies on the same action space."""
+    from engine.scenario import run_file
+    path = Path(__file__).resolve().parent / "scenarios" / "shogun" / "planning_and_turn_order.yaml"
+    outcomes = {o.title: o for o in run_file(path)}
+    before = outcomes["players reveal their cards only when it is their turn to execute the action (before P1 acts)"]
+    after = outcomes["players reveal their cards only when it is their turn to execute the action (each in turn)"]
+    assert before.ok and after.ok
+    assert any(line.startswith("Action 1: Battle / move A") for line in before.account)
+    assert not any("P2" in line or "P3" in line for line in before.account), before.account
+    # and each player's card is told at their turn, in turn order
+    lines = after.account
+    i2 = next(i for i, t in enumerate(lines) if "P2 reveals a war chest card" in t)
+    i3 = next(i for i, t in enumerate(lines) if "P3 has no card on this space" in t)
+    i1 = next(i for i, t in enumerate(lines) if "P1 wins" in t)
+    assert i1 < i2 < i3, lines

@@ -9,7 +9,8 @@
      holds no card;
    - no decision that everybody can see offers a face-down card or a card in a hand, and every
      other player's view of a face-down card or a hand shows only `?`;
-   - with wagers: nobody's money is negative and the money in the game never changes.
+   - with wagers: nobody's money is negative and the money in the game never changes;
+   - the moment the deck runs out, the discards become the new deck.
    DAIMYO_LONG=1 plays many more games per configuration.
 """
 from __future__ import annotations
@@ -122,9 +123,14 @@ def play_checked(combo: str, players: int, seed: int) -> Game:
     decisions = 0
     while not game.over:
         d = game.decision
+        deck_before = len(game.state["globals"]["deck"])
         game.apply(d.options[agents[d.player].choose(game, d)])
         decisions += 1
         check_invariants(game, wagers, buy_in)
+        g = game.state["globals"]
+        # "Reshuffle all discarded cards to create a new deck whenever the deck runs out"
+        assert not (deck_before and not g["deck"] and g["discards"]), \
+            f"the deck ran out with {len(g['discards'])} discards left unshuffled"
         assert decisions < 200_000
     return game
 
@@ -139,7 +145,8 @@ def _assert_finished(game: Game) -> None:
         assert result["winners"] == alive
     elif not alive:  # the last players went out together (our reading: they share the victory)
         last = max(state["ent"][p]["out_rank"] for p in state["players"])
-        assert all(state["ent"][w]["out_rank"] == last for w in result["winners"])
+        together = sorted(p for p in state["players"] if state["ent"][p]["out_rank"] == last)
+        assert sorted(result["winners"]) == together, (result, together)
     else:
         assert limit and state["globals"]["turns_played"] == limit, f"{len(alive)} players left before the limit"
 
@@ -178,3 +185,27 @@ def test_play_prints_a_readable_game() -> None:
     for line in ("== Dealing", "== Placing the armies", "== Turn 1:", "Final table", "Winner"):
         assert line in text
     assert "places a card face down" in text
+
+
+def test_the_last_two_out_together_share_the_victory_with_wagers() -> None:
+    """Wagers: when the last two players go out at the same moment the account says they share
+    the victory, and the result must agree, whatever money each has left (the scenario "when the
+    last two players go out together they share the victory, whatever their money")."""
+    model = _model("shogun-cards+shogun-cards-wagers", 2)
+    game = Game.new(model, 2, seed=0, defer=True)
+    st = game.state
+    for t in model.collections["territories"]:  # seat_players(), then the two last armies
+        side = model.static[t]["side"]
+        st["ent"][t]["owner"] = side
+        st["ent"][side]["realm"].append(t)
+    st["ent"]["P1_1"]["hidden"] = ["H7"]
+    st["ent"]["P2_4"]["hidden"] = ["D7"]
+    st["ent"]["P1"]["money"], st["ent"]["P2"]["money"] = 30, 10
+    st["globals"]["current"] = "P1"
+    st["flow"] = [{"n": model.steps["play"], "i": 0, "v": {}}]
+    game.run()
+    for choice in ("army attack", 0, 0):  # P1 attacks P2_4 (the only target); nobody wagers
+        game.apply(choice)
+    assert game.over
+    assert sorted(game.result["winners"]) == ["P1", "P2"], game.result
+    assert any("they share the victory" in e.get("text", "") for e in game.log)
