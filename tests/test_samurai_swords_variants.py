@@ -194,3 +194,22 @@ def test_objectives_conflict_with_the_vp_variant() -> None:
     diags = Diagnostics()
     assert build("samurai-swords+samurai-swords-vp+samurai-swords-objectives", {}, 4, diags) is None
     assert any(d.code == "P010" for d in diags.errors)
+
+
+# ---------------------------------------------------------------- 5. sweeps and the report
+
+def test_simulate_and_report_compare_new_way_to_win_with_the_vp_variant(tmp_path, capsys) -> None:
+    from engine.cli import main
+    db = str(tmp_path / "ss.db")
+    for combo in (OBJ, "samurai-swords+samurai-swords-vp"):
+        assert main(["simulate", combo, "--players", "3", "--games", "4", "--jobs", "1",
+                     "--db", db, "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["report", db, "--format", "json"]) == 0
+    sweeps = json.loads(capsys.readouterr().out)["sweeps"]
+    assert [s["combo"] for s in sweeps] == [OBJ, "samurai-swords+samurai-swords-vp"]
+    assert all(s["games"] == 4 and s["failed"] == 0 for s in sweeps)
+    assert main(["report", db]) == 0
+    out = capsys.readouterr().out
+    assert "Comparison" in out and "vp_target=30" in out and "never_out=no" in out
+    assert "play_objectives" in out      # a rule only New Way to Win has, per game
