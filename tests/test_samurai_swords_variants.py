@@ -7,7 +7,8 @@ and the options Fixed Castles (castles=fixed) and two-turn set-up (spearmen_setu
 2. Random-bot games of every combination (classic, VP variant, New Way to Win; each with both
    castle options and both set-ups) end with a winner, and after every decision the invariants of
    test_samurai_swords.py hold, plus the objective deck's own: no card is lost or doubled, hands
-   hold at most 2 cards, VP never below 0, pacts are mutual.
+   hold at most 2 cards, VP never below 0, pacts are mutual. Heuristic-bot games (4 players, Fixed
+   Castles and the two-turn set-up; every option combination with DAIMYO_LONG=1) do the same.
 3. Hidden information: objective hands and the deck's order are not in the other players' views or
    logs; the choice of a card to play is secret.
 4. The final table: the agreed total, the first elimination, the eliminated player cannot win.
@@ -25,7 +26,7 @@ import pytest
 from scenario_cases import check_scenario, scenario_cases
 from test_samurai_swords import invariant_errors
 
-from engine.agents import RandomAgent
+from engine.agents import HeuristicAgent, RandomAgent
 from engine.game import Game
 from engine.model import load
 
@@ -107,6 +108,23 @@ def test_random_game_of_every_combination(combo: str, options: dict, players: in
         assert len(out) == 1 or best >= 30 or gl["round"] == 40
         assert not set(g.result["winners"]) & set(out)
         assert all(e[p]["ovp"] == best for p in g.result["winners"])
+
+
+HEURISTIC = [(combo, opts) for combo in COMBOS for opts in (OPTIONS if LONG else OPTIONS[-1:])]
+
+
+@pytest.mark.parametrize("combo,options", HEURISTIC, ids=[f"{c.split('+')[-1]}-{o['castles']}-{o['spearmen_setup']}" for c, o in HEURISTIC])
+def test_heuristic_game_ends_with_a_winner(combo: str, options: dict) -> None:
+    """The heuristic bot plays every part (agreements, objective cards, fixed castles, the set-up)."""
+    model = load(combo, options, players=4)
+    g = Game.new(model, 4, seed=11, log=False)
+    bots = {p: HeuristicAgent(i) for i, p in enumerate(g.state["players"])}
+    while not g.over:
+        d = g.decision
+        g.apply(d.options[bots[d.player].choose(g, d)])
+        errs = invariant_errors(g) + objective_errors(g)
+        assert not errs, errs
+    assert g.result["winners"]
 
 
 # ---------------------------------------------------------------- 3. hidden information
