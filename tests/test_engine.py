@@ -22,6 +22,7 @@ from engine.run.state import canonical
 ROOT = Path(__file__).resolve().parent.parent
 RACE = str(ROOT / "tests" / "rulesets" / "race")
 CANDIDATES = [(RACE, 3), ("shogun", 4), ("shogun", 3), ("samurai-swords", 4), ("samurai-swords+samurai-swords-vp", 3),
+              ("samurai-swords+samurai-swords-objectives", 4),
               ("shogun-cards", 3), ("shogun-cards+shogun-cards-advanced+shogun-cards-wagers", 2),
               ("shogun+tennos-court+military-leaders+chambers+samurai-cards", 4)]
 

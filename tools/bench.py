@@ -26,7 +26,8 @@ from engine.run.game import Game
 
 # Combos measured when none is named: each base game, plus the largest expansion combo.
 DEFAULT_COMBOS = ["shogun", "shogun+tennos-court+military-leaders+chambers+samurai-cards",
-                  "samurai-swords", "samurai-swords+samurai-swords-vp", "shogun-cards",
+                  "samurai-swords", "samurai-swords+samurai-swords-vp",
+                  "samurai-swords+samurai-swords-objectives", "shogun-cards",
                   "shogun-cards+shogun-cards-advanced+shogun-cards-wagers"]
 
 
