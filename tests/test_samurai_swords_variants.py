@@ -27,7 +27,7 @@ from scenario_cases import check_scenario, scenario_cases
 from test_samurai_swords import invariant_errors
 
 from engine.agents import HeuristicAgent, RandomAgent
-from engine.game import Game
+from engine.run.game import Game
 from engine.model import load
 
 LONG = os.environ.get("DAIMYO_LONG") == "1"
@@ -215,7 +215,7 @@ def test_the_eliminated_player_cannot_win() -> None:
 
 
 def test_objectives_conflict_with_the_vp_variant() -> None:
-    from engine.diagnostics import Diagnostics
+    from engine.base.diagnostics import Diagnostics
     from engine.model import build
     diags = Diagnostics()
     assert build("samurai-swords+samurai-swords-vp+samurai-swords-objectives", {}, 4, diags) is None
@@ -242,7 +242,7 @@ def test_simulate_and_report_compare_new_way_to_win_with_the_vp_variant(tmp_path
 
 
 def test_a_person_reads_objective_cards_by_face_and_value() -> None:
-    from engine.human import _show
+    from engine.cli.human import _show
     g = Game.new(load(OBJ, players=3), 3, seed=1, log=False, defer=True)
     assert _show(g, "battle_1") == "Win a Battle (5 VP)"
     assert _show(g, "journey") == "Samurai's Journey (20 VP)"

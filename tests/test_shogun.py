@@ -192,7 +192,7 @@ def test_the_account_tells_nothing_of_a_card_before_its_players_turn() -> None:
     """Rulebook: "Players reveal their province cards only when it is their turn to execute the
     action." While P1 (first in turn order) chooses where to attack, the account so far must not
     mention P2, whose war chest card lies on the same action space."""
-    from engine.scenario import run_file
+    from engine.cli.scenario import run_file
     path = Path(__file__).resolve().parent / "scenarios" / "shogun" / "planning_and_turn_order.yaml"
     outcomes = {o.title: o for o in run_file(path)}
     before = outcomes["players reveal their cards only when it is their turn to execute the action (before P1 acts)"]
