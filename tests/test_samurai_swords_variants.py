@@ -247,3 +247,19 @@ def test_a_person_reads_objective_cards_by_face_and_value() -> None:
     assert _show(g, "battle_1") == "Win a Battle (5 VP)"
     assert _show(g, "journey") == "Samurai's Journey (20 VP)"
     assert _show(g, "Aki") == "Aki" and _show(g, "done") == "done"
+
+
+def test_heuristic_hint_counts_a_battle_declared_against_a_partner_as_the_penalty() -> None:
+    """The penalty comes when the battle begins, after the declaration: the bot's evaluation counts
+    it at the declaration (4 points per VP, agreement_penalty 8), and only for the declarer."""
+    from engine.agents import evaluate
+    g = Game.new(load(OBJ, players=3), 3, seed=1, log=False, defer=True)
+    e, gl = g.state["ent"], g.state["globals"]
+    e["Aki"]["owner"], e["Bingo"]["owner"], e["Suo"]["owner"] = "P1", "P2", "P3"
+    e["P1"]["pacts"], e["P2"]["pacts"] = ["P2"], ["P1"]
+    before = {p: evaluate(g, p) for p in ("P1", "P2")}
+    gl["declared"] = [["Aki", "Suo"]]            # against a player without a pact: nothing
+    assert evaluate(g, "P1") == before["P1"]
+    gl["declared"] = [["Aki", "Bingo"]]          # against the partner
+    assert evaluate(g, "P1") == before["P1"] - 32
+    assert evaluate(g, "P2") == before["P2"]
