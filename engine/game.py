@@ -114,8 +114,11 @@ class Game:
     def new(cls, model: Model, players: int, seed: int = 0, *, log: bool = True,
             on_log: Callable[[dict], None] | None = None, forced: Iterable[dict] = (),
             defer: bool = False) -> Game:
-        """A new game, run up to its first decision (not at all with `defer`: call run())."""
-        ids = [f"P{i + 1}" for i in range(players)]
+        """A new game, run up to its first decision (not at all with `defer`: call run()).
+        `players` counts the people at the table; a ruleset whose manifest gives each of them
+        several hands at this count (`players: {hands: {2: 2}}`) is played by more players."""
+        hands = model.combo.base.hands.get(players, 1)
+        ids = [f"P{i + 1}" for i in range(players * hands)]
         state: dict[str, Any] = {
             "globals": copy_value(model.globals),
             "ent": {},
@@ -127,6 +130,8 @@ class Game:
             "over": False,
             "result": None,
         }
+        if hands > 1:  # only then: other games' states and logs stay as they were
+            state["seats"] = {pid: f"P{i % players + 1}" for i, pid in enumerate(ids)}
         pk = model.kinds[PLAYER_KIND]
         for pid in ids:
             state["ent"][pid] = copy_value(pk.fields)
@@ -137,8 +142,11 @@ class Game:
                 state["ent"][str(iid)] = copy_value(k.fields)
         game = cls(model, state, on_log=on_log, logging=log)
         game.forced = list(forced)
-        game._emit_log({"t": "start", "ruleset": model.combo.source, "options": model.combo.options, "players": ids,
-                        "seed": seed, "fingerprint": model.fingerprint})
+        start = {"t": "start", "ruleset": model.combo.source, "options": model.combo.options, "players": ids,
+                 "seed": seed, "fingerprint": model.fingerprint}
+        if hands > 1:
+            start["seats"] = players
+        game._emit_log(start)
         if not defer:
             game.run()
         return game
@@ -311,7 +319,7 @@ class Game:
             return
         # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
         prompt = None if self.silent else node.prompt(c)
-        self.state["pending"] = {"player": player, "options": options, "prompt": prompt,
+        self.state["pending"] = {"player": controller(self.state, player), "options": options, "prompt": prompt,
                                  "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
 
     def _finish(self) -> None:
@@ -408,7 +416,7 @@ class Game:
 
     def save(self) -> dict:
         return {"format": SAVE_FORMAT, "ruleset": self.model.combo.source, "options": self.model.combo.options,
-                "players": len(self.state["players"]), "fingerprint": self.model.fingerprint,
+                "players": seat_count(self.state), "fingerprint": self.model.fingerprint,
                 "state": self.state}
 
     @classmethod
@@ -427,6 +435,19 @@ class Game:
     def view(self, player: str | None) -> dict:
         """The state as `player` may see it (None: a spectator who sees only public values)."""
         return view(self.model, self.state, player)
+
+
+def controller(state: dict, p: Any) -> Any:
+    """The player at the table who plays `p`: `p` itself, unless the ruleset gives each player
+    several hands (the state's `seats`), when it is the one who makes p's decisions."""
+    seats = state.get("seats")
+    return seats.get(p, p) if seats and isinstance(p, str) else p
+
+
+def seat_count(state: dict) -> int:
+    """How many people play: the players, or with several hands each, the seats."""
+    seats = state.get("seats")
+    return len(set(seats.values())) if seats else len(state["players"])
 
 
 def view(model: Model, state: dict, player: str | None) -> dict:
@@ -453,7 +474,7 @@ def view(model: Model, state: dict, player: str | None) -> dict:
         shown = {}
         for f, v in fields.items():
             vis = k.visible.get(f, "all")
-            if vis == "all" or (vis == "owner" and owner is not None and owner == player):
+            if vis == "all" or (vis == "owner" and owner is not None and controller(state, owner) == player):
                 shown[f] = copy_value(v)
             else:
                 shown[f] = _hide(v)
@@ -475,6 +496,10 @@ def _check_state(model: Model, state: Any) -> None:
             raise ValueError("the saved flow position is damaged")
     if any(p not in state["ent"] for p in state["players"]):
         raise ValueError("the saved players do not match the saved entities")
+    seats = state.get("seats")
+    if seats is not None and not (isinstance(seats, dict) and set(seats) == set(state["players"])
+                                  and set(seats.values()) <= set(state["players"])):
+        raise ValueError("the saved seats do not match the saved players")
 
 
 def player_log(log: list[dict], player: str) -> list[dict]:
