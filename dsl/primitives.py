@@ -320,6 +320,16 @@ def next_player(c: Ctx, p: Any, n: int = 1) -> str:
 
 
 @primitive()
+def controller(c: Ctx, p: Any) -> str:
+    """The player at the table who plays `p`: `p` itself, unless the manifest gives each player
+    several hands at this player count (`players: {hands: {2: 2}}`); then P1 plays P1, P3, ..."""
+    if p not in c.state["players"]:
+        raise RuleError(f"controller(): {describe(p)} is not a player")
+    seats = c.state.get("seats")
+    return seats[p] if seats else p
+
+
+@primitive()
 def seat(c: Ctx, p: Any) -> int:
     """The seat number of a player, from 1."""
     try:

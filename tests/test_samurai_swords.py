@@ -3,7 +3,8 @@
 1. Every rule scenario under tests/scenarios/samurai-swords*/ passes (one test per scenario).
 2. Combat odds: the engine's battles match an exact dynamic program written here from the rule
    text alone (no rule code reused), over many seeded battles, within 5 standard errors.
-3. Random-bot games for 3, 4 and 5 players, with and without the VP package, end with a winner,
+3. Random-bot games for 3, 4 and 5 players, with and without the VP package, and for 2 players (two
+   colours each, base game), end with a winner,
    and after EVERY decision: unit counts per player are conserved, stacking limits hold (provincial
    forces of at most 5 regular units, army cards of 4 samurai and 10 ashigaru, one army per
    province), and ronin never outnumber (or equal) the regular units of their group.
@@ -338,23 +339,31 @@ def invariant_errors(g: Game) -> list[str]:
 
 
 GAMES = 12 if LONG else 1
-CONFIGS = [(combo, n, seed) for combo in COMBOS for n in (3, 4, 5) for seed in range(GAMES)]
+# the 2-player game (two colours each) is the base game's only: the VP variant is for 3-5 players
+CONFIGS = [(combo, n, seed) for combo in COMBOS for n in ((2, 3, 4, 5) if combo == COMBOS[0] else (3, 4, 5))
+           for seed in range(GAMES)]
 
 
 @pytest.mark.parametrize("combo,players,seed", CONFIGS)
 def test_random_game_keeps_the_invariants(combo: str, players: int, seed: int) -> None:
     model = load(combo, players=players)
     g = Game.new(model, players, seed=seed, log=False)
-    bots = {p: RandomAgent(seed * 7 + i) for i, p in enumerate(g.state["players"])}
+    bots = {f"P{i + 1}": RandomAgent(seed * 7 + i) for i in range(players)}   # one bot per person at the table
     decisions = 0
     while not g.over:
         errs = invariant_errors(g)
         assert not errs, f"after decision {decisions}: {errs}"
         d = g.decision
+        assert d.player in bots
         g.apply(d.options[bots[d.player].choose(g, d)])
         decisions += 1
     assert not invariant_errors(g)
     assert g.result["winners"], "the game ended without a winner"
+    if players == 2:  # four colours; a player's two colours score and win together
+        seats = g.state["seats"]
+        assert len(g.state["players"]) == 4 and seats == {"P1": "P1", "P2": "P2", "P3": "P1", "P4": "P2"}
+        winners = set(g.result["winners"])
+        assert winners in ({"P1", "P3"}, {"P2", "P4"}, {"P1", "P2", "P3", "P4"}), winners
     if "vp" in combo:
         rounds = g.state["globals"]["round"]
         assert rounds <= players + 3 or len([p for p in g.state["players"] if not g.state["ent"][p]["out"]]) <= 1

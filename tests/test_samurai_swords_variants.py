@@ -27,8 +27,8 @@ from scenario_cases import check_scenario, scenario_cases
 from test_samurai_swords import invariant_errors
 
 from engine.agents import HeuristicAgent, RandomAgent
-from engine.run.game import Game
 from engine.model import load
+from engine.run.game import Game
 
 LONG = os.environ.get("DAIMYO_LONG") == "1"
 ROOT = Path(__file__).resolve().parent

@@ -129,8 +129,16 @@ def _seats(spec: str | None, bots: str, players: int) -> list[str] | str:
 
 
 def _names(model: Model, players: int) -> dict[str, str]:
+    """Display names of every player of the rules: with several hands each, "P3 (Green, played by P1)"."""
     names = model.player_names
-    return {f"P{i + 1}": (f"P{i + 1} ({names[i]})" if i < len(names) else f"P{i + 1}") for i in range(players)}
+    hands = players * model.combo.base.hands.get(players, 1)
+    out = {}
+    for i in range(hands):
+        label = [names[i]] if i < len(names) else []
+        if hands > players:
+            label.append(f"played by P{i % players + 1}")
+        out[f"P{i + 1}"] = f"P{i + 1} ({', '.join(label)})" if label else f"P{i + 1}"
+    return out
 
 
 def _opts(model: Model) -> str:

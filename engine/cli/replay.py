@@ -33,8 +33,9 @@ def replay_file(path: str, quiet: bool = False) -> tuple[bool, str]:
         return False, f"{path}:1: the first line must be the `start` entry"
     diags = Diagnostics()
     try:
-        model = build(start["ruleset"], start.get("options") or {}, len(start["players"]), diags)
-    except (KeyError, TypeError):
+        seats = int(start.get("seats", len(start["players"])))  # `seats`: players with several hands
+        model = build(start["ruleset"], start.get("options") or {}, seats, diags)
+    except (KeyError, TypeError, ValueError):
         return False, f"{path}:1: the start entry lacks ruleset or players"
     if model is None:
         return False, f"{path}:1: cannot load ruleset {start.get('ruleset')}:\n{diags.render()}"
@@ -54,7 +55,7 @@ def replay_file(path: str, quiet: bool = False) -> tuple[bool, str]:
         produced.append(got)
         pos["i"] = i + 1
     try:
-        game = Game.new(model, len(start["players"]), int(start.get("seed", 0)), on_log=check)
+        game = Game.new(model, seats, int(start.get("seed", 0)), on_log=check)
         while not game.over:
             i = pos["i"]
             if i >= len(entries):

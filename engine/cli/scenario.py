@@ -134,7 +134,7 @@ def _scenario_symbols(model: Model, players: int) -> Symbols:
     base = model.symbols
     sym = Symbols(**{k: (dict(v) if isinstance(v, dict) else set(v) if isinstance(v, set) else v)
                      for k, v in base.__dict__.items()})
-    for i in range(players):
+    for i in range(players * model.combo.base.hands.get(players, 1)):  # every hand is a player of the rules
         sym.constants[f"P{i + 1}"] = f"P{i + 1}"
     return sym
 

@@ -41,6 +41,7 @@ class Package:
     conflicts: list[str]
     after: list[str]
     files: list[DataFile] = field(default_factory=list)
+    hands: dict[int, int] = field(default_factory=dict)  # player count -> hands each player plays
 
     def loc(self, key: str) -> Loc:
         return loc_of(self.manifest, key) if key in self.manifest else Loc(self.manifest_file, 1, 1)
@@ -125,6 +126,8 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
     pkg = Package(pid, str(data["name"]), str(data["version"]), folder, data, display, (pmin, pmax), options,
                   data.get("extends"), list(data.get("requires") or []), list(data.get("conflicts") or []),
                   list(data.get("after") or []))
+    if isinstance(players, dict):
+        pkg.hands = {int(n): int(h) for n, h in (players.get("hands") or {}).items()}
     files = data.get("files")
     if files is None:
         names = sorted(p.name for p in folder.glob("*.yaml") if p.name != MANIFEST)

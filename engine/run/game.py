@@ -76,12 +76,15 @@ class Game(FlowMachine):
     def new(cls, model: Model, players: int, seed: int = 0, *, log: bool = True,
             on_log: Callable[[dict], None] | None = None, forced: Iterable[dict] = (),
             defer: bool = False) -> Game:
-        """A new game, run up to its first decision (not at all with `defer`: call run())."""
+        """A new game, run up to its first decision (not at all with `defer`: call run()).
+        `players` counts the people at the table (see `engine.run.state.new_state`)."""
         game = cls(model, new_state(model, players, seed), on_log=on_log, logging=log)
         game.forced = list(forced)
-        game.recorder.record({"t": "start", "ruleset": model.combo.source, "options": model.combo.options,
-                              "players": list(game.state["players"]), "seed": seed,
-                              "fingerprint": model.fingerprint})
+        start = {"t": "start", "ruleset": model.combo.source, "options": model.combo.options,
+                 "players": list(game.state["players"]), "seed": seed, "fingerprint": model.fingerprint}
+        if "seats" in game.state:
+            start["seats"] = players
+        game.recorder.record(start)
         if not defer:
             game.run()
         return game

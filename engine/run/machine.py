@@ -15,7 +15,7 @@ from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
 from engine.run.log import Recorder
-from engine.run.state import state_hash
+from engine.run.state import controller, state_hash
 
 
 class FlowMachine:
@@ -161,7 +161,7 @@ class FlowMachine:
             return
         # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
         prompt = None if self.silent else node.prompt(c)
-        self.state["pending"] = {"player": player, "options": options, "prompt": prompt,
+        self.state["pending"] = {"player": controller(self.state, player), "options": options, "prompt": prompt,
                                  "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
 
     def _finish(self) -> None:

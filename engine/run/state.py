@@ -18,11 +18,30 @@ SAVE_FORMAT = "daimyo-save/1"
 
 
 def new_state(model: Model, players: int, seed: int) -> dict[str, Any]:
-    """A new game's state, its flow at the start."""
-    base = initial_state(model, players)
-    return {"globals": base["globals"], "ent": base["ent"], "players": base["players"], "rng": initial_rng(seed),
-            "flow": [{"n": model.root, "i": 0, "v": {}}], "pending": None, "seq": 0, "over": False,
-            "result": None}
+    """A new game's state, its flow at the start. `players` counts the people at the table; a
+    ruleset whose manifest gives each of them several hands at this count
+    (`players: {hands: {2: 2}}`) is played by more players of the rules, recorded in `seats`."""
+    hands = model.combo.base.hands.get(players, 1)
+    base = initial_state(model, players * hands)
+    state = {"globals": base["globals"], "ent": base["ent"], "players": base["players"], "rng": initial_rng(seed),
+             "flow": [{"n": model.root, "i": 0, "v": {}}], "pending": None, "seq": 0, "over": False,
+             "result": None}
+    if hands > 1:  # only then: other games' states and logs stay as they were
+        state["seats"] = {pid: f"P{i % players + 1}" for i, pid in enumerate(state["players"])}
+    return state
+
+
+def controller(state: dict, p: Any) -> Any:
+    """The person at the table who plays `p`: `p` itself, unless the ruleset gives each person
+    several hands (the state's `seats`), when it is the one who makes p's decisions."""
+    seats = state.get("seats")
+    return seats.get(p, p) if seats and isinstance(p, str) else p
+
+
+def seat_count(state: dict) -> int:
+    """How many people play: the players, or with several hands each, the seats."""
+    seats = state.get("seats")
+    return len(set(seats.values())) if seats else len(state["players"])
 
 
 def canonical(x: Any) -> str:
@@ -35,7 +54,7 @@ def state_hash(state: dict) -> str:
 
 def save_data(model: Model, state: dict) -> dict:
     return {"format": SAVE_FORMAT, "ruleset": model.combo.source, "options": model.combo.options,
-            "players": len(state["players"]), "fingerprint": model.fingerprint, "state": state}
+            "players": seat_count(state), "fingerprint": model.fingerprint, "state": state}
 
 
 def saved_state(model: Model, save: dict) -> dict:
@@ -63,3 +82,7 @@ def check_state(model: Model, state: Any) -> None:
             raise ValueError("the saved flow position is damaged")
     if any(p not in state["ent"] for p in state["players"]):
         raise ValueError("the saved players do not match the saved entities")
+    seats = state.get("seats")
+    if seats is not None and not (isinstance(seats, dict) and set(seats) == set(state["players"])
+                                  and set(seats.values()) <= set(state["players"])):
+        raise ValueError("the saved seats do not match the saved players")

@@ -10,6 +10,7 @@ from typing import Any
 
 from dsl.runtime import copy_value
 from engine.model import PLAYER_KIND, Model
+from engine.run.state import controller
 
 
 def view(model: Model, state: dict, player: str | None) -> dict:
@@ -37,7 +38,7 @@ def view(model: Model, state: dict, player: str | None) -> dict:
         shown = {}
         for f, v in fields.items():
             vis = k.visible.get(f, "all")
-            if vis == "all" or (vis == "owner" and owner is not None and owner == player):
+            if vis == "all" or (vis == "owner" and owner is not None and controller(state, owner) == player):
                 shown[f] = copy_value(v)
             else:
                 shown[f] = hide(v)
