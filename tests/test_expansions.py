@@ -118,7 +118,10 @@ def test_the_game_end_and_the_winter_follow_the_rule_texts() -> None:
                                                      "court_setup", "load_tower"]
     year = data["flow"][1]["do"]
     between_years = next(x for x in year if isinstance(x, dict) and "if" in x)["then"]
-    assert _names(between_years) == ["end_year", "return_leaders"]
+    assert _names(between_years) == ["end_year", "leaders_after_winter"]
+    # military leaders: "After each round ... move" (winter is a round), then "After the winter
+    # round, the player places the military leader" that is off the board
+    assert _names(data["steps"]["leaders_after_winter"]["flow"]) == ["move_leaders", "return_leaders"]
 
 
 def test_describe_resolved_shows_each_expansions_changes() -> None:

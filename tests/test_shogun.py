@@ -78,6 +78,9 @@ def check_invariants(game: Game) -> None:
             assert g["building_supply"][b] + sum(ent[x]["buildings"].count(b) for x in provinces) == n
     for counts in [*tower, tray]:
         assert all(v > 0 for v in counts.values()), counts
+    d = game.decision
+    if d is not None and d.step == "determine_turn_order" and all(v is None for v in g["daimyo_at"]):
+        check_plans(game)
     for x in provinces:
         e = ent[x]
         assert e["armies"] >= 0 and e["revolts"] >= 0
@@ -90,6 +93,22 @@ def check_invariants(game: Game) -> None:
         assert len(set(e["buildings"])) == len(e["buildings"]), f"{x}: {e['buildings']}"
         if x in g["closed"]:
             assert e["owner"] is None, f"{x} is out of play with 3 players"
+
+
+def check_plans(game: Game) -> None:
+    """Right after planning (the first turn-order choice): "To the extent possible, 1 card must be
+    placed face down on each of the 11 spaces. No space may contain more than 1 card." (Tenno's
+    Court: and on each of the 3 boxes of the extra board "if possible".) So each card is used at
+    most once, and a player leaves exactly as many spaces empty as they lack cards."""
+    m, st = game.model, game.state
+    for p in st["players"]:
+        e = st["ent"][p]
+        court = e.get("court_plan")
+        placed = [c for c in [e["bid"], *e["plan"].values(), *(court or {}).values()] if c is not None]
+        assert len(placed) == len(set(placed)), f"{p} placed a card twice: {placed}"
+        cards = len(e["provinces"]) + len(m.collections["chest_cards"])
+        spaces = 1 + len(m.collections["actions"]) + (len(m.collections["court_boxes"]) if court is not None else 0)
+        assert len(placed) == min(cards, spaces), f"{p}: {len(placed)} cards placed, {cards} held, {spaces} spaces"
 
 
 def check_secrets(game: Game) -> None:
