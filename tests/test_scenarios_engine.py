@@ -124,7 +124,7 @@ def test_a_setup_that_breaks_an_invariant_is_refused(tmp_path: Path) -> None:
     msgs = _run(tmp_path, "setup: |\n  P2.total = -1\nmoves: [1]\n")
     assert len(msgs) == 1 and msgs[0][0] == 4
     assert "breaks the ruleset's invariant `totals_never_negative`" in msgs[0][1]
-    assert "a player's total never goes below 0" in msgs[0][1] and "rules.yaml:" in msgs[0][1]
+    assert "a player's total never goes below 0" in msgs[0][1] and "invariants.yaml:" in msgs[0][1]
     msgs = _run(tmp_path, "setup: P2.total = -1\nunchecked: [totals_never_negativ]\n")
     assert msgs[0][0] == 5 and "did you mean `totals_never_negative`" in msgs[0][1]
     assert _run(tmp_path, "setup: P2.total = -1\nunchecked: true\n") == []
