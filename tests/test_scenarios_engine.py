@@ -147,3 +147,20 @@ def test_start_can_run_a_short_run_of_steps_an_expansion_inserted(tmp_path: Path
     [o] = run_file(f)
     assert [(loc.line, msg) for loc, msg in o.failures] == [
         (4, "start: unknown step `lay_out_favor`; did you mean `lay_out_favors`?")]
+
+
+def test_the_documented_example_is_a_valid_scenario_file(tmp_path: Path) -> None:
+    import re
+
+    from engine.base.diagnostics import Diagnostics
+    from engine.loading.schema import check_scenario
+    from engine.loading.yamlio import load_yaml
+    doc = (HERE.parent / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(.*?)```", doc, re.S).group(1)
+    path = tmp_path / "example.yaml"
+    path.write_text(example, encoding="utf-8")
+    diags = Diagnostics()
+    data = load_yaml(path, diags)
+    assert check_scenario(data, str(path), diags), diags.render()
+    for key in ("moves", "result", "unchecked", "start", "forced"):
+        assert key in data[0], f"the example shows `{key}:`"
