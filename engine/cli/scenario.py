@@ -24,7 +24,7 @@ from engine.loading.schema import check_scenario
 from engine.loading.yamlio import load_yaml, loc_of
 from engine.model import Model, build
 from engine.model.checks import CHECK_BUDGET
-from engine.run.game import Game, IllegalMove
+from engine.run.game import Game, IllegalMove, _short  # _short: options as IllegalMove shows them
 
 _MODEL_CACHE: dict[tuple, Model] = {}
 
@@ -261,11 +261,6 @@ def _hint(name: Any, candidates: Any) -> str:
 
 def _key(x: Any) -> str:
     return json.dumps(x, sort_keys=True, ensure_ascii=False)
-
-
-def _short(x: Any) -> str:
-    s = json.dumps(x, ensure_ascii=False)
-    return s if len(s) <= 40 else s[:37] + "..."
 
 
 def _list(xs: list) -> str:
