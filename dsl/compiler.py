@@ -169,6 +169,7 @@ class Compiler:
         self._keys: set[str] | None = None
         self._meanings: dict[str, tuple] = {}
         self._used: set[str] | None = None  # names looked up while compiling one text (for the memo)
+        self.mentioned: set[str] = set()  # every name and attribute any compiled text looked up
 
     # ---- public entry points ----
 
@@ -191,13 +192,19 @@ class Compiler:
                  what: str) -> Fn | None:
         memo = _COMPILED.get()
         if memo is None:
-            return self._compile_text(src, loc, start, local_names, pure, what)
+            self._used = set()
+            try:
+                return self._compile_text(src, loc, start, local_names, pure, what)
+            finally:
+                self.mentioned |= self._used
+                self._used = None
         # The same text, at the same place, compiles to the same closure wherever each name it
         # looked up means the same: reuse it.
         key = (src, loc, start, frozenset(local_names), pure, what)
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
             if tuple(map(self._meaning, names)) == meanings:
+                self.mentioned.update(names)
                 return fn
         before = len(self.diags.items)
         self._used = set()
@@ -205,6 +212,7 @@ class Compiler:
             fn = self._compile_text(src, loc, start, local_names, pure, what)
         finally:
             used, self._used = self._used, None
+            self.mentioned |= used
         if fn is not None and len(self.diags.items) == before:  # texts with problems are never shared
             names = tuple(sorted(used))
             known.append((names, tuple(map(self._meaning, names)), fn))

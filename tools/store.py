@@ -31,6 +31,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from engine.run.chance import SEEDING
+
 SCHEMA_VERSION = 1
 
 GAME_COLUMNS = ("game", "seed", "seats", "scores", "tiebreaks", "ranking", "winners", "length", "counts", "error")
@@ -105,8 +107,9 @@ class SweepSpec:
 
     @property
     def key(self) -> str:
+        # SEEDING: games stored under an older seed derivation are other games, not this sweep's
         blob = dumps([self.combo, self.options, self.players, list(self.bots), self.rotate, self.seed,
-                      self.fingerprint])
+                      self.fingerprint, SEEDING])
         return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 

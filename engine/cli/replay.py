@@ -8,6 +8,7 @@ import sys
 from dsl.runtime import RuleError
 from engine.base.diagnostics import Diagnostics
 from engine.model import build
+from engine.run.chance import SEEDING
 from engine.run.game import Game, IllegalMove
 from engine.run.state import canonical
 
@@ -31,6 +32,10 @@ def replay_file(path: str, quiet: bool = False) -> tuple[bool, str]:
     start = entries[0]
     if not isinstance(start, dict) or start.get("t") != "start":
         return False, f"{path}:1: the first line must be the `start` entry"
+    if start.get("seeding") != SEEDING:
+        return False, (f"{path}:1: this log's seed was turned into random draws another way "
+                       f"(seeding {start.get('seeding', 'before sha256/1')!r}, this engine uses {SEEDING!r}); "
+                       "its chance outcomes cannot be replayed (docs/log-format.md)")
     diags = Diagnostics()
     try:
         seats = int(start.get("seats", len(start["players"])))  # `seats`: players with several hands

@@ -24,7 +24,7 @@ from engine.loading.yamlio import LocDict, LocList, load_yaml, loc_of
 # Sections whose entries are keyed by stable ids; anything else in a data file is rejected
 # by the schema before we get here.
 KEYED_SECTIONS = ("globals", "constants", "kinds", "board", "functions", "procedures", "events",
-                  "triggers", "modifiers", "steps", "result", "hints", "display", "checks")
+                  "triggers", "modifiers", "steps", "result", "hints", "display", "checks", "unused")
 LIST_SECTIONS = ("flow", "modifier_layers")
 # How deep entries are tracked for provenance and conflicts: `kinds.player.state.chests` is 4.
 ENTRY_DEPTH = {"kinds": 3, "board": 2, "modifiers": 3}

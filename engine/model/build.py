@@ -211,6 +211,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         if "label" in display else None
     checks = {cid: comp.expression(chk["expect"], loc_of(chk, "expect"), set(), f"check `{cid}`")
               for cid, chk in data["checks"].items()}
+    reads = frozenset(comp.mentioned)  # for R011 (engine/model/unused.py)
     if diags.errors:
         return None
     fingerprint = _fingerprint(combo, res)
@@ -220,6 +221,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                   checks)
     model.frozen_ids = _container_ids(sym.constants.values())
     model.label = label
+    model.reads = reads
     run_checks(model, checks, diags)
     return None if diags.errors else model
 

@@ -59,6 +59,7 @@ class Model:
     checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
     frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
     label: Callable | None = None  # display.label: how an option is shown to a person
+    reads: frozenset[str] = frozenset()  # names and attributes the rule texts (checks too) mention
 
     @property
     def name(self) -> str:

@@ -35,7 +35,8 @@ from engine.loading.package import (
 from engine.loading.yamlio import loc_of
 from engine.model.build import build_combo
 from engine.model.checks import run_checks
-from engine.model.ruleset import MAX_PLAYERS
+from engine.model.ruleset import MAX_PLAYERS, Model
+from engine.model.unused import check_unused
 
 
 def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:
@@ -147,9 +148,12 @@ def validate_combo(combo_text: str, diags: Diagnostics) -> None:
     if combo is None:
         return
     first: set[tuple] | None = None
+    models: list[Model] = []
     for options, counts in variants(combo):
         local = Diagnostics()
         model = build_combo(replace(combo, options=options, players=counts[0] if counts else None), local)
+        if model is not None:
+            models.append(model)
         if model is not None and len(counts) > 1:
             run_checks(model, model.checks, local, counts[1:])
         keys = {_key(d) for d in local}
@@ -162,6 +166,8 @@ def validate_combo(combo_text: str, diags: Diagnostics) -> None:
             if _key(d) not in first:
                 hint = f"{d.hint} (found with {where})" if d.hint else f"found with {where}"
                 diags.items.append(Diagnostic(d.code, d.message, d.loc, d.severity, hint))
+    if models and not diags.errors:  # data read under any option value counts as read
+        check_unused(models, diags)
 
 
 def variants(combo: Combo) -> list[tuple[dict[str, Any], list[int]]]:

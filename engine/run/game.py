@@ -19,7 +19,7 @@ from typing import Any
 
 from dsl.runtime import copy_value
 from engine.model import Model
-from engine.run.chance import MASK64, Chance
+from engine.run.chance import MASK64, SEEDING, Chance
 from engine.run.log import Recorder, player_log
 from engine.run.machine import FlowMachine
 from engine.run.state import new_state, save_data, saved_state, state_hash
@@ -81,7 +81,8 @@ class Game(FlowMachine):
         game = cls(model, new_state(model, players, seed), on_log=on_log, logging=log)
         game.forced = list(forced)
         start = {"t": "start", "ruleset": model.combo.source, "options": model.combo.options,
-                 "players": list(game.state["players"]), "seed": seed, "fingerprint": model.fingerprint}
+                 "players": list(game.state["players"]), "seed": seed, "seeding": SEEDING,
+                 "fingerprint": model.fingerprint}
         if "seats" in game.state:
             start["seats"] = players
         game.recorder.record(start)
