@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dsl.runtime import Ctx, RuleError, copy_value
+from dsl.runtime import Ctx, Meter, RuleError, copy_value, store_value
+from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
 from engine.run.log import Recorder
 from engine.run.state import state_hash
+
+
+MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
 
 
 class FlowMachine:
@@ -28,6 +32,7 @@ class FlowMachine:
         self.dice = Chance(state)
         self.counts: dict[str, int] = {}  # how often each step, trigger and event ran (for reports)
         self._sched: list[tuple[str, dict]] = []
+        self.meter = Meter()  # the work budget between two decisions, shared by every rule run here
 
     @property
     def silent(self) -> bool:
@@ -39,6 +44,8 @@ class FlowMachine:
         state = self.state
         stack = state["flow"]
         nodes = self.model.nodes
+        meter = self.meter
+        meter.used = 0  # a new stretch between two decisions
         while state["pending"] is None and not state["over"]:
             if not stack:
                 self._finish()
@@ -46,6 +53,12 @@ class FlowMachine:
             frame = stack[-1]
             node = nodes[frame["n"]]
             kind = node.kind
+            meter.used += 1  # every flow step is work too
+            if meter.used > meter.limit:
+                meter.over(node.loc)
+            if len(stack) > MAX_FLOW_DEPTH:
+                raise RuleError(f"the flow is nested more than {MAX_FLOW_DEPTH:,} levels deep: a step that "
+                                "runs itself (its own flow, or `run` of itself) never ends", node.loc, code="E002")
             if kind == "seq":
                 i = frame["i"]
                 if i < len(node.children):
@@ -58,7 +71,7 @@ class FlowMachine:
                 self._call_effect(node.fn, dict(frame["v"]))
             elif kind == "call":
                 stack.pop()
-                args = {k: fn(self._ctx(frame["v"])) for k, fn in node.args.items()}
+                args = {k: store_value(fn(self._ctx(frame["v"])), "a step's arguments") for k, fn in node.args.items()}
                 self._push(self.model.steps[node.step], {}, args)
             elif kind == "step":
                 if frame["i"] == 0:
@@ -66,6 +79,7 @@ class FlowMachine:
                     self.counts[node.label] = self.counts.get(node.label, 0) + 1
                     if node.title:
                         title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
+                        title = safe_text(title) if isinstance(title, str) else title
                         self.recorder.record({"t": "step", "step": node.label, "title": title})
                     if node.body >= 0:
                         self._push(node.body, frame["v"])
@@ -82,7 +96,7 @@ class FlowMachine:
                         got = list(got)
                     elif not isinstance(got, list):
                         raise RuleError(f"`for` needs a list, got {got!r}", node.loc)
-                    frame["x"] = copy_value(got)
+                    frame["x"] = store_value(got, "a loop of the flow")
                 i = frame["i"]
                 if i < len(frame["x"]):
                     frame["i"] = i + 1
@@ -121,7 +135,7 @@ class FlowMachine:
         self.state["flow"].append({"n": idx, "i": 0, "v": v})
 
     def _ctx(self, vars: dict) -> Ctx:
-        return Ctx(self.state, self.model, self, vars)
+        return Ctx(self.state, self.model, self, vars, meter=self.meter)
 
     def _call_effect(self, fn: Callable | None, vars: dict) -> None:
         if fn is None:
@@ -143,7 +157,7 @@ class FlowMachine:
             options = list(options)
         if not isinstance(options, list):
             raise RuleError(f"the options of `{node.var}` must be a list, got {options!r}", node.loc)
-        options = copy_value(options)
+        options = store_value(options, "a choice's options")
         if node.optional:
             options.append(None)
         if not options or (len(options) == 1 and options[0] is None):
@@ -160,7 +174,7 @@ class FlowMachine:
                 self._push(node.body, frame["v"], {node.var: options[0]})
             return
         # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-        prompt = None if self.silent else node.prompt(c)
+        prompt = None if self.silent else safe_text(str(node.prompt(c)))
         self.state["pending"] = {"player": player, "options": options, "prompt": prompt,
                                  "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
 
@@ -195,7 +209,7 @@ class FlowMachine:
         return value
 
     def say(self, c: Ctx, text: str) -> None:
-        self.recorder.record({"t": "say", "text": text})
+        self.recorder.record({"t": "say", "text": safe_text(text)})
 
     def end_game(self, c: Ctx) -> None:
         self.state["flow"].clear()
