@@ -164,7 +164,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         do = comp.effect(t["do"], loc_of(t, "do"), params, f"trigger `{tid}`")
         rank = pkg_rank.get(res.provenance.get(f"triggers.{tid}", ("", Loc()))[0], 0)
         tlist.append((int(t.get("order", 0)), rank, tid, ev, when, do))
-    for _order, _rank, tid, ev, when, do in sorted(tlist, key=lambda x: x[:3]):
+    for _order, _rank, tid, ev, when, do in sorted(tlist, key=lambda x: (x[0], x[1], _id_key(x[2]))):
         triggers.setdefault(ev, []).append((tid, when, do))
     layer_order = list(data["modifier_layers"])
     modifiers: dict[str, list] = {}
@@ -184,7 +184,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             value = comp.expression(layer["value"], loc_of(layer, "value"), scope, "value")
             rank = pkg_rank.get(res.provenance.get(f"modifiers.{mname}.layers.{lid}", ("", Loc()))[0], 0)
             entries.append((layer_order.index(layer["layer"]), rank, lid, when, value))
-        modifiers[mname] = [(lid, when, value) for _, _, lid, when, value in sorted(entries, key=lambda e: e[:3])]
+        entries.sort(key=lambda e: (e[0], e[1], _id_key(e[2])))
+        modifiers[mname] = [(lid, when, value) for _, _, lid, when, value in entries]
     # ---- flow ----
     fc = FlowCompiler(data["steps"], comp, sym.globals, diags)
     fc.compile_steps()
@@ -270,5 +271,22 @@ def _check_refs(data: dict, kinds: dict[str, Kind], board: Board | None, diags: 
 def _fingerprint(combo: Combo, res: Resolved) -> str:
     """A short hash of the resolved ruleset and options: saves and logs name it so that a
     game is never continued under different rules."""
-    blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
+    try:
+        blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
+    except TypeError:  # a mapping mixing number and text keys ({3: 20, default: 14}) cannot be sorted
+        blob = json.dumps([combo.name, combo.options, _text_keys(res.data)], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _text_keys(x: Any) -> Any:
+    """`x` with every mapping key written as text (numbers tagged, so `3` and `"3"` stay apart)."""
+    if isinstance(x, dict):
+        return {(k if isinstance(k, str) else f"\u0000{type(k).__name__}:{k}"): _text_keys(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_text_keys(v) for v in x]
+    return x
+
+
+def _id_key(x: Any) -> tuple:
+    """Sort ids that may mix numbers and text (YAML keys): numbers first, in order, then texts."""
+    return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))

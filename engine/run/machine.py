@@ -18,7 +18,6 @@ from engine.run.chance import Chance
 from engine.run.log import Recorder
 from engine.run.state import state_hash
 
-
 MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
 
 
