@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
-from dsl.compiler import Callable_, Compiler, Symbols
+from dsl.compiler import BUILTIN_NAMES, Callable_, Compiler, Symbols
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import copy_value
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
@@ -107,6 +108,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             static[iid] = s
     collections = {k.collection: tuple(str(i) for i in k.items) for k in kinds.values() if k.collection}
     _check_refs(data, kinds, board, diags)
+    _check_reserved(data, kinds, diags)
     # ---- symbols ----
     sym = Symbols()
     globals_: dict[str, Any] = {}
@@ -285,6 +287,35 @@ def _text_keys(x: Any) -> Any:
     if isinstance(x, list):
         return [_text_keys(v) for v in x]
     return x
+
+
+_PLAYER_ID = re.compile(r"P[0-9]+")
+
+
+def _check_reserved(data: dict, kinds: dict, diags: Diagnostics) -> None:
+    """Names that would silently change a game: a global, constant or collection named like a
+    built-in (`players` would replace the list of players in every rule), and items named like
+    players (`P1` would share the first player's state)."""
+    for section in ("globals", "constants"):
+        for name in data[section]:
+            if name in BUILTIN_NAMES:
+                diags.add("R011", f"{section[:-1]} `{name}` has the name of a built-in; every rule would read it "
+                          f"instead of the built-in `{name}`", loc_of(data[section], name, key=True),
+                          hint="choose another name")
+    for kname, k in kinds.items():
+        spec = data["kinds"].get(kname) if isinstance(data["kinds"], dict) else None
+        if k.collection in BUILTIN_NAMES and isinstance(spec, dict):
+            diags.add("R011", f"collection `{k.collection}` has the name of a built-in; every rule would read it "
+                      f"instead of the built-in `{k.collection}`", loc_of(spec, "collection"),
+                      hint="choose another name")
+        if kname == PLAYER_KIND:
+            continue
+        for iid in k.items:
+            if _PLAYER_ID.fullmatch(str(iid)):
+                where = loc_of(k.items, iid, key=True)
+                diags.add("R011", f"item `{iid}` of `{kname}` is named like a player (P1, P2, ...): it would share "
+                          "that player's state", where if where.line else loc_of(data["kinds"], kname, key=True),
+                          hint="choose another name")
 
 
 def _id_key(x: Any) -> tuple:
