@@ -18,7 +18,7 @@ from dsl.runtime import copy_value
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.loading.layering import Resolved, copy_map, resolve
 from engine.loading.package import Combo, resolve_combo
-from engine.loading.yamlio import loc_of
+from engine.loading.yamlio import LocDict, loc_of
 from engine.model.board import Board, build_board
 from engine.model.checks import run_checks
 from engine.model.flow import FlowCompiler, Node
@@ -70,7 +70,12 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         kinds[PLAYER_KIND] = Kind(PLAYER_KIND)
     board = None
     if data["board"]:
-        board = build_board(data["board"], diags)
+        section = data["board"]
+        if isinstance(section, LocDict) and not section.loc.line:  # merged from several files: locate
+            where = [loc for path, (_, loc) in res.provenance.items() if path.startswith("board.") and loc.line]
+            section = copy_map(section)
+            section.loc = where[0] if where else section.loc
+        board = build_board(section, diags)
         sk = data["board"].get("space_kind")
         if board is not None:
             if not sk:
