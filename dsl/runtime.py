@@ -50,9 +50,11 @@ class Meter:
     `seconds` adds a time cap (validation's `checks:` only: play must stay deterministic). It is
     looked at every few thousand steps: `limit` is the next step count at which to look."""
 
-    __slots__ = ("deadline", "limit", "seconds", "total", "used")
+    __slots__ = ("deadline", "limit", "seconds", "total", "used", "where")
 
-    def __init__(self, limit: int = WORK_BUDGET, seconds: float | None = None):
+    def __init__(self, limit: int = WORK_BUDGET, seconds: float | None = None,
+                 where: str = "without reaching a decision"):
+        self.where = where
         self.total = limit
         self.used = 0
         self.seconds = seconds
@@ -63,7 +65,7 @@ class Meter:
         """Called when `used` passed `limit`: raise if the budget or the time is used up."""
         if self.used > self.total:
             raise BudgetExceeded(
-                f"the rules did more than {self.total:,} steps of work without reaching a decision; they "
+                f"the rules did more than {self.total:,} steps of work {self.where}; they "
                 "probably never end (a loop that does not finish, a procedure or step that runs itself)", loc)
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise BudgetExceeded(f"the rules ran for more than {self.seconds:g} seconds; they probably never "

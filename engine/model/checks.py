@@ -66,7 +66,7 @@ def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnost
         failed: list[int] = []
         severity = chk.get("severity", "error")
         for n in ns:
-            ctx = Ctx(initial_state(model, n), model, hooks, meter=Meter(CHECK_BUDGET, CHECK_SECONDS))
+            ctx = Ctx(initial_state(model, n), model, hooks, meter=Meter(CHECK_BUDGET, CHECK_SECONDS, "in one check"))
             try:
                 ok = fn(ctx)
             except RuleError as e:
