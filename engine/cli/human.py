@@ -30,7 +30,8 @@ class Unsaved(Exception):
 
 def _show(game: Game, option: Any, viewer: str | None = None) -> str:
     """An option as a person reads it: the ruleset's `display.label` when it gives one, and the
-    owner of an entity whose kind declares `owner:` (so a target says whose it is)."""
+    owner of an entity whose kind declares `owner:` or has an `owner` field (so a target says
+    whose it is)."""
     if option is None:
         return "(pass)"
     text = None
@@ -44,8 +45,10 @@ def _show(game: Game, option: Any, viewer: str | None = None) -> str:
         text = option if isinstance(option, str) else json.dumps(option, ensure_ascii=False)
     text = str(text)
     owner = _owner(game, option)
-    if owner is not None and owner not in text:
-        text += f"  [{_player_name(game, owner) if owner else 'no owner'}]"
+    if owner == "":
+        text += "  [no owner]"
+    elif owner is not None and owner not in text:
+        text += f"  [{_player_name(game, owner)}]"
     return safe_text(text, newlines=False)
 
 
@@ -54,10 +57,13 @@ def _owner(game: Game, option: Any) -> str | None:
     if not isinstance(option, str):
         return None
     kind = game.model.kinds.get(game.model.kind_of.get(option, ""))
-    if kind is None or not kind.owner:
+    if kind is None:
+        return None
+    field = kind.owner or ("owner" if "owner" in kind.fields else "")  # declared, or the usual name
+    if not field:
         return None
     fields = game.state["ent"].get(option) or {}
-    value = fields.get(kind.owner)
+    value = fields.get(field)
     return value if isinstance(value, str) and value in game.state["players"] else ""
 
 
