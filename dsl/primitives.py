@@ -46,6 +46,7 @@ class Primitive:
 
 PRIMITIVES: dict[str, Primitive] = {}
 MAX_TEXT = 1_000_000  # characters in a text, items in a list a built-in makes (as codegen.MAX_SEQUENCE)
+MAX_RANGE = 100_000  # items of range() and repeat()
 
 
 def primitive(kind: str = "pure", name: str | None = None):
@@ -181,8 +182,8 @@ def range_(c: Ctx, a: int, b: Any = None) -> list:
     lo, hi = (0, a) if b is None else (a, b)
     if not isinstance(lo, int) or not isinstance(hi, int):
         raise RuleError("range() needs whole numbers")
-    if hi - lo > 100_000:
-        raise RuleError("range() of more than 100,000 items")
+    if hi - lo > MAX_RANGE:
+        raise RuleError(f"range() of more than {MAX_RANGE:,} items")
     c.charge(max(0, hi - lo))
     return list(range(lo, hi))
 
@@ -303,8 +304,8 @@ def unique(c: Ctx, xs: Any) -> list:
 @primitive()
 def repeat(c: Ctx, x: Any, n: int) -> list:
     """A list of `n` copies of `x` (at most 100,000)."""
-    if not isinstance(n, int) or n > 100_000:
-        raise RuleError("repeat() needs a whole number up to 100,000")
+    if not isinstance(n, int) or n > MAX_RANGE:
+        raise RuleError(f"repeat() needs a whole number up to {MAX_RANGE:,}")
     one = store_value(x, "a list")
     c.charge(max(0, n) * data_size(one))
     return [copy_value(one) for _ in range(max(0, n))]

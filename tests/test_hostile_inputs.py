@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -121,8 +120,8 @@ def test_say_of_a_function_is_plain_words() -> None:
 
 def test_bundled_games_stay_far_below_the_work_budget() -> None:
     """The budget only stops runaway rules: a whole game never comes near it between decisions."""
-    from engine.agents import make_agent
     from dsl.runtime import WORK_BUDGET
+    from engine.agents import make_agent
     model = load("shogun+tennos-court+military-leaders+chambers+samurai-cards", players=5)
     g = Game.new(model, 5, seed=3)
     bots = {p: make_agent("random", i) for i, p in enumerate(g.state["players"])}
@@ -140,7 +139,7 @@ def test_checks_have_a_time_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     from dsl.runtime import BudgetExceeded, Ctx
     c = Ctx({"globals": {}, "ent": {}}, None, None, meter=meter)
     start = time.monotonic()
-    with pytest.raises(BudgetExceeded, match="ran for more than 0.05 seconds"):
+    with pytest.raises(BudgetExceeded, match=r"ran for more than 0\.05 seconds"):
         while True:
             c.tick()
     assert time.monotonic() - start < 2
@@ -404,13 +403,10 @@ def test_interrupt_saves_to_the_save_file(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "play", RACE, "--players", "2", "--seats",
                              "human,random", "--save", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=REPO)
-    deadline = time.monotonic() + SECONDS
-    while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.3)
-        if time.monotonic() > deadline - SECONDS + 2:
-            break
+    time.sleep(3)  # the first prompt is up: the person presses Ctrl-C there
+    assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=SECONDS)
+    _, err = proc.communicate(timeout=SECONDS)
     assert proc.returncode == 130, err
     assert path.is_file() and f"saved to {path}" in err and "Traceback" not in err
 

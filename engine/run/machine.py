@@ -19,6 +19,8 @@ from engine.run.log import Recorder
 from engine.run.state import state_hash
 
 MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
+MAX_REPEAT = 1_000_000  # times of one `repeat`
+MAX_WHILE = 100_000  # rounds of one `while`
 
 
 class FlowMachine:
@@ -88,7 +90,7 @@ class FlowMachine:
                 if "x" not in frame:
                     got = node.fn(self._ctx(frame["v"]))
                     if kind == "repeat":
-                        if not isinstance(got, int) or got < 0 or got > 1_000_000:
+                        if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
                             raise RuleError(f"repeat needs a whole number from 0, got {got!r}", node.loc)
                         got = list(range(1, got + 1))
                     elif isinstance(got, dict):
@@ -108,8 +110,8 @@ class FlowMachine:
                 else:
                     stack.pop()
             elif kind == "while":
-                if frame["i"] > 100_000:
-                    raise RuleError("a `while` loop ran 100,000 times; it probably never ends", node.loc)
+                if frame["i"] > MAX_WHILE:
+                    raise RuleError(f"a `while` loop ran {MAX_WHILE:,} times; it probably never ends", node.loc)
                 if node.fn(self._ctx(frame["v"])):
                     frame["i"] += 1
                     self._push(node.body, frame["v"])

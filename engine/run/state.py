@@ -35,6 +35,7 @@ def state_hash(state: dict) -> str:
 
 MAX_SAVE_BYTES = 20_000_000  # a save file; a long game of the largest bundled combo is under 1 MB
 MAX_JSON_DEPTH = 200  # nesting in a save or a log line (game states nest fewer than 20 levels)
+MAX_JSON_DIGITS = 300  # digits of a number in a save or a log line
 SEAT_KINDS = ("human", "random", "heuristic", "search")
 
 
@@ -85,7 +86,7 @@ def parse_json(text: str, what: str) -> Any:
         raise ValueError(f"{what} holds `{name}`, which is not a number a game writes")
 
     def integer(digits: str) -> int:
-        if len(digits.lstrip("-")) > 300:
+        if len(digits.lstrip("-")) > MAX_JSON_DIGITS:
             raise ValueError(f"{what} holds a number of {len(digits):,} digits")
         return int(digits)
     try:
