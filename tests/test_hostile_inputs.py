@@ -453,3 +453,21 @@ def test_two_people_at_one_screen_get_a_hand_over_line() -> None:
     assert first < out.index("P1: how far?") < second  # P1 is asked only after the hand-over
     between = out[second - 200:second]
     assert "\n" * 20 in out[first:second + 1] or between.count("\n") > 10  # P1's screen scrolled away
+
+
+def test_interrupt_between_bot_moves_saves_a_whole_game(tmp_path: Path) -> None:
+    """Ctrl-C while the engine is busy waits for the move to finish: the save always loads."""
+    import signal
+    path = tmp_path / "g.json"
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "play", "shogun", "--players", "4", "--quiet",
+                             "--bots", "search", "--save", str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+    time.sleep(4)  # search bots think for minutes: the game is well under way
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=SECONDS)
+    assert "Traceback" not in err
+    assert proc.returncode == 130 and path.is_file() and f"saved to {path}" in err
+    assert json.loads(path.read_text(encoding="utf-8"))["seats"] == ["search"] * 4
+    r, _ = daimyo("play", "--load", str(path), "--quiet", "--seats", "random,random,random,random")
+    assert r.returncode == 0 and "Final table" in r.stdout, r.stderr

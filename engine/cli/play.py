@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
-from typing import TextIO
+import threading
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from dsl.runtime import RuleError
 from engine.agents import AGENTS, make_agent
@@ -134,27 +138,67 @@ def _drive(game: Game, seats: list[str], names: dict[str, str], args: argparse.N
     people = sum(1 for kind in seats if kind == "human")
     numbering: dict = {}
     last_person = None
+    calm = _Calm()
     try:
-        while not game.over:
-            d = game.decision
-            agent = agents[d.player]
-            if agent is None:
-                if people > 1 and d.player != last_person and \
-                        not hand_over(names.get(d.player, d.player), sys.stdin, sys.stdout):
-                    return _stop_unsaved(game, args.save, seats)
-                last_person = d.player
-                try:
-                    choice = ask(game, d, names, args.save, seats=seats, numbering=numbering)
-                except Unsaved:
-                    return 1
-                if choice is None:  # saved and quit
-                    return 0
-                game.apply(d.options[choice])
-            else:
-                game.apply(d.options[agent.choose(game, d)])
+        with calm:
+            while not game.over:
+                d = game.decision
+                agent = agents[d.player]
+                if agent is None:
+                    if people > 1 and d.player != last_person and \
+                            not hand_over(names.get(d.player, d.player), sys.stdin, sys.stdout):
+                        return _stop_unsaved(game, args.save, seats)
+                    last_person = d.player
+                    try:
+                        choice = ask(game, d, names, args.save, seats=seats, numbering=numbering)
+                    except Unsaved:
+                        return 1
+                    if choice is None:  # saved and quit
+                        return 0
+                    option = d.options[choice]
+                else:
+                    option = d.options[agent.choose(game, d)]
+                with calm.busy():  # Ctrl-C waits for the move to finish: the game stays whole
+                    game.apply(option)
     except KeyboardInterrupt:
         return _interrupted(game, args.save, seats, people > 0)
     return None
+
+
+class _Calm:
+    """Ctrl-C while the engine applies a move is held until the move is done, so the game can
+    always be saved whole; at any other moment (a prompt, a bot thinking) it stops at once."""
+
+    def __init__(self) -> None:
+        self.applying = False
+        self.held = False
+        self.previous: Any = None
+
+    def __enter__(self) -> _Calm:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+    def _on_interrupt(self, signum: int, frame: Any) -> None:
+        if self.applying:
+            self.held = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        self.applying = True
+        try:
+            yield
+        finally:
+            self.applying = False
+        if self.held:
+            self.held = False
+            raise KeyboardInterrupt
 
 
 def _stop_unsaved(game: Game, path: str | None, seats: list[str]) -> int:
