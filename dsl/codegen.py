@@ -260,6 +260,7 @@ class Unit:
                 raise RuleError("rules nested too deeply (a procedure calling itself?)",
                                 locate(e.__traceback__)) from None
         run.__qualname__ = f"rule[{what}]"
+        run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
         return run
 
 

@@ -89,7 +89,10 @@ def describe(x: Any) -> str:
         return f"a map of {len(x)}"
     if callable(x):  # never its memory address: the account must replay the same
         return "a function"
-    return f"`{x}`"
+    text = str(x)
+    if not isinstance(x, (int, float)) and len(text) > 80:  # an error message quotes, it does not dump
+        text = text[:77] + "..."
+    return f"`{text}`"
 
 
 def _key(c: Ctx, key: Any) -> Callable[[Any], Any]:

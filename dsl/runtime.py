@@ -131,6 +131,8 @@ def store_value(v: Any, what: str = "the game state") -> Any:
     t = type(v)
     if t in _SCALARS:
         return v
+    if t is list and len(v) <= MAX_STATE_ITEMS and all(type(x) in _SCALARS for x in v):
+        return v[:]  # the common case (a list of ids or numbers), without the walk below
     budget = [MAX_STATE_ITEMS]
 
     def copy(x: Any) -> Any:

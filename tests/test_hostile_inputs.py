@@ -72,6 +72,7 @@ PLAY: dict[str, tuple[str, int, int, str]] = {  # case: (code, line, column, wor
     "play-number-doubling":    ("E003", 14, 11, "more than 1,000 digits"),
     "play-function-in-state":  ("E004", 13, 7, "a function cannot be kept in the game state"),
     "play-do-text-under-loop": ("E001", 12, 10, "cannot evaluate this"),
+    "play-score-not-a-number": ("E001", 12, 11, "the score of P1 must be a number, got none"),
 }
 CLEAN_PLAY = {"play-ok-mixed-keys", "play-ok-say-function", "play-ok-control-characters"}
 

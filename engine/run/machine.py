@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dsl.primitives import describe
 from dsl.runtime import Ctx, Meter, RuleError, copy_value, store_value
 from engine.base.text import safe_text
 from engine.model import Model
@@ -21,6 +22,13 @@ from engine.run.state import state_hash
 MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
 MAX_REPEAT = 1_000_000  # times of one `repeat`
 MAX_WHILE = 100_000  # rounds of one `while`
+
+
+def _number(value: Any, fn: Any, player: str) -> Any:
+    """A score or tie-break must be a number: the ranking compares them."""
+    if isinstance(value, (int, float)) and value == value:  # a bool is a number here (true > false); NaN is not
+        return value
+    raise RuleError(f"the score of {player} must be a number, got {describe(value)}", getattr(fn, "loc", None))
 
 
 class FlowMachine:
@@ -91,12 +99,13 @@ class FlowMachine:
                     got = node.fn(self._ctx(frame["v"]))
                     if kind == "repeat":
                         if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
-                            raise RuleError(f"repeat needs a whole number from 0, got {got!r}", node.loc)
+                            raise RuleError(f"repeat needs a whole number from 0 to {MAX_REPEAT:,}, got "
+                                            f"{describe(got)}", node.loc)
                         got = list(range(1, got + 1))
                     elif isinstance(got, dict):
                         got = list(got)
                     elif not isinstance(got, list):
-                        raise RuleError(f"`for` needs a list, got {got!r}", node.loc)
+                        raise RuleError(f"`for` needs a list, got {describe(got)}", node.loc)
                     frame["x"] = store_value(got, "a loop of the flow")
                 i = frame["i"]
                 if i < len(frame["x"]):
@@ -157,7 +166,7 @@ class FlowMachine:
         if isinstance(options, dict):
             options = list(options)
         if not isinstance(options, list):
-            raise RuleError(f"the options of `{node.var}` must be a list, got {options!r}", node.loc)
+            raise RuleError(f"the options of `{node.var}` must be a list, got {describe(options)}", node.loc)
         options = store_value(options, "a choice's options")
         if node.optional:
             options.append(None)
@@ -168,7 +177,7 @@ class FlowMachine:
             return
         player = node.player(c)
         if player not in self.state["players"]:
-            raise RuleError(f"choice `{node.var}`: {player!r} is not a player", node.loc)
+            raise RuleError(f"choice `{node.var}`: {describe(player)} is not a player", node.loc)
         if len(options) == 1:  # nothing to decide: take it without asking
             self.state["flow"].pop()
             if node.body >= 0:
@@ -186,7 +195,7 @@ class FlowMachine:
         scores = {}
         for p in self.state["players"]:
             c = self._ctx({"player": p})
-            key = [m.score(c) if m.score else 0] + [t(c) for t in m.tiebreak]
+            key = [_number(m.score(c), m.score, p) if m.score else 0] + [_number(t(c), t, p) for t in m.tiebreak]
             scores[p] = key
         best = max(scores.values()) if scores else None
         ranking = sorted(self.state["players"], key=lambda p: scores[p], reverse=True)
