@@ -200,12 +200,16 @@ def save_game(game: Game, path: str, seats: list[str] | None, out: Any) -> bool:
 def _read(stdin: Any) -> str | None:
     """A line of input ('' is a blank line), None at the end of input. Bytes that are not UTF-8
     are shown as replacement characters, never a crash."""
-    line = stdin.readline()
+    try:
+        line = stdin.readline()
+    except UnicodeDecodeError:  # a terminal in strict UTF-8 mode
+        return "\ufffd\n"
     if not line:
         return None
     if isinstance(line, bytes):
-        line = line.decode("utf-8", "replace")
-    return line
+        return line.decode("utf-8", "replace")
+    # bytes a surrogate-escaping stdin could not decode become replacement characters
+    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if not line.isascii() else line
 
 
 def ask(game: Game, d: Decision, names: dict[str, str], save_path: str | None,
