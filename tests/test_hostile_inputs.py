@@ -472,3 +472,22 @@ def test_interrupt_between_bot_moves_saves_a_whole_game(tmp_path: Path) -> None:
     assert json.loads(path.read_text(encoding="utf-8"))["seats"] == ["search"] * 4
     r, _ = daimyo("play", "--load", str(path), "--quiet", "--seats", "random,random,random,random")
     assert r.returncode == 0 and "Final table" in r.stdout, r.stderr
+
+
+def test_map_without_numpy_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """networkx's layouts need numpy (a dependency now); if it is missing, one line says so."""
+    monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` now fails
+    status, _, err, _ = run_main("map", "tests/rulesets/mini-map", "--players", "2", "--layout", "spring",
+                                 "--out", str(tmp_path / "m.svg"))
+    assert status == 1 and err.count("\n") == 1 and "needs numpy (pip install numpy)" in err, err
+
+
+def test_failed_atomic_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.base import files
+
+    def full_disk(src: Any, dst: Any) -> None:
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(files.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        files.write_atomic(tmp_path / "g.json", "{}")
+    assert list(tmp_path.iterdir()) == []

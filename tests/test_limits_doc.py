@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-ROW = re.compile(r"^\| (?P<what>[^|]+) \| (?P<value>[0-9,]+) \| (?P<code>[^|]+) \| `(?P<file>[^:]+): (?P<name>\w+)` \|$",
-                 re.M)
+ROW = re.compile(r"^\| (?P<what>[^|]+) \| (?P<value>[0-9,]+) \| (?P<code>[^|]+) "
+                 r"\| `(?P<file>[^:]+): (?P<name>\w+)` \|$", re.M)
 
 
 def rows() -> list[re.Match]:
