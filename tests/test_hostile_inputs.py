@@ -491,3 +491,11 @@ def test_failed_atomic_write_leaves_no_temporary_file(tmp_path: Path, monkeypatc
     with pytest.raises(OSError, match="No space left"):
         files.write_atomic(tmp_path / "g.json", "{}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_temporary_files_of_a_killed_writer_are_removed(tmp_path: Path) -> None:
+    from engine.base.files import write_atomic
+    dead = tmp_path / ".g.json.tmp999999999"  # no process has this id
+    dead.write_text("half a save", encoding="utf-8")
+    write_atomic(tmp_path / "g.json", "{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]

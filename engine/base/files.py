@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 from pathlib import Path
 
@@ -11,6 +12,7 @@ def write_atomic(path: str | Path, text: str) -> None:
     file is removed when the write fails or is interrupted (Ctrl-C, a full disk)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    _remove_stale(path)
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -23,6 +25,26 @@ def write_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         _remove(tmp)
         raise
+
+
+def _remove_stale(path: Path) -> None:
+    """Temporary files of this path left by a process that was killed outright (no handler ran)."""
+    prefix = f".{path.name}.tmp"
+    with contextlib.suppress(OSError):
+        for old in path.parent.glob(glob.escape(prefix) + "*"):
+            pid = old.name[len(prefix):]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                _remove(old)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but is not ours
+        return True
+    return True
 
 
 def _remove(tmp: Path) -> None:
