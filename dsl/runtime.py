@@ -130,14 +130,18 @@ def store_value(v: Any, what: str = "the game state") -> Any:
     holding the same big list twice becomes two copies in the state)."""
     t = type(v)
     if t in _SCALARS:
+        if t is float and v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
+            raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
         return v
-    if t is list and len(v) <= MAX_STATE_ITEMS and all(type(x) in _SCALARS for x in v):
+    if t is list and len(v) <= MAX_STATE_ITEMS and all(type(x) in _SCALARS and type(x) is not float for x in v):
         return v[:]  # the common case (a list of ids or numbers), without the walk below
     budget = [MAX_STATE_ITEMS]
 
     def copy(x: Any) -> Any:
         t = type(x)
         if t in _SCALARS:
+            if t is float and x - x != 0:
+                raise RuleError(f"the number {x} cannot be kept in {what}", code="E003")
             return x
         if isinstance(x, (list, dict)):
             budget[0] -= len(x)

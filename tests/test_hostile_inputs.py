@@ -73,6 +73,7 @@ PLAY: dict[str, tuple[str, int, int, str]] = {  # case: (code, line, column, wor
     "play-function-in-state":  ("E004", 13, 7, "a function cannot be kept in the game state"),
     "play-do-text-under-loop": ("E001", 12, 10, "cannot evaluate this"),
     "play-score-not-a-number": ("E001", 12, 11, "the score of P1 must be a number, got none"),
+    "play-infinite-number":    ("E003", 14, 7, "the number inf cannot be kept in the game state"),
 }
 CLEAN_PLAY = {"play-ok-mixed-keys", "play-ok-say-function", "play-ok-control-characters"}
 

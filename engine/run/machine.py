@@ -26,7 +26,7 @@ MAX_WHILE = 100_000  # rounds of one `while`
 
 def _number(value: Any, fn: Any, player: str) -> Any:
     """A score or tie-break must be a number: the ranking compares them."""
-    if isinstance(value, (int, float)) and value == value:  # a bool is a number here (true > false); NaN is not
+    if isinstance(value, (int, float)) and value - value == 0:  # a bool is a number (true > false); NaN, inf are not
         return value
     raise RuleError(f"the score of {player} must be a number, got {describe(value)}", getattr(fn, "loc", None))
 
