@@ -17,34 +17,63 @@ from types import TracebackType
 from typing import Any
 
 from dsl.primitives import PRIMITIVES, describe
-from dsl.runtime import Ctx, RuleError, copy_value, writable
+from dsl.runtime import Ctx, RuleError, store_value, writable
 from engine.base.diagnostics import Loc
 
 MAX_CALL_DEPTH = 200
-MAX_SEQUENCE = 1_000_000  # items in a list or characters in a text built by `+` or `*`
+MAX_SEQUENCE = 1_000_000  # items in a list or characters in a text built by `+`, `*`, join or a template
+MAX_INT_BITS = 3_322  # about 1,000 decimal digits: numbers grown past it are an error, not a slow crawl
 _UNIT_IDS = itertools.count(1)
 
 
 # ---- helpers called by generated code ----
 
+def _too_long() -> RuleError:
+    return RuleError(f"this would make a list or text of more than {MAX_SEQUENCE:,} items", code="E003")
+
+
+def _too_big() -> RuleError:
+    return RuleError("this number is too large (more than 1,000 digits)", code="E003")
+
+
 def _add(x: Any, y: Any) -> Any:
-    # Doubling a list or a text in a loop reaches any size in a few steps: bound it.
+    # Doubling a list, a text or a number in a loop reaches any size in a few steps: bound it.
     if type(x) in (str, list) and type(y) is type(x) and len(x) + len(y) > MAX_SEQUENCE:
-        raise RuleError(f"this would make a list or text of more than {MAX_SEQUENCE:,} items")
-    return x + y
+        raise _too_long()
+    r = x + y
+    if type(r) is int and r.bit_length() > MAX_INT_BITS:
+        raise _too_big()
+    return r
 
 
 def _sub(x: Any, y: Any) -> Any:
-    return x - y
+    r = x - y
+    if type(r) is int and r.bit_length() > MAX_INT_BITS:
+        raise _too_big()
+    return r
 
 
 def _mul(x: Any, y: Any) -> Any:
     seq, n = (x, y) if isinstance(x, (str, list)) else (y, x)
     if isinstance(seq, (str, list)) and isinstance(n, int) and len(seq) * n > MAX_SEQUENCE:
-        raise RuleError(f"this would make a list or text of more than {MAX_SEQUENCE:,} items")
-    if type(x) is int and type(y) is int and x.bit_length() + y.bit_length() > 4096:
-        raise RuleError("this number is too large (more than 1,000 digits)")
+        raise _too_long()
+    if type(x) is int and type(y) is int and x.bit_length() + y.bit_length() > MAX_INT_BITS + 1:
+        raise _too_big()
     return x * y
+
+
+def _join(parts: tuple) -> str:
+    """A text template such as "{a}{b}": bounded like `+`."""
+    if sum(map(len, parts)) > MAX_SEQUENCE:
+        raise _too_long()
+    return "".join(parts)
+
+
+def _in(c: Ctx, x: Any, seq: Any) -> bool:
+    """`x in seq`: a long list is walked item by item, which is work for the budget."""
+    if type(seq) is list and len(seq) > 32:
+        c.charge(len(seq))
+    return x in seq
 
 
 AUG_OPS = {"+": "_add", "-": "_sub", "*": "_mul"}
@@ -77,7 +106,7 @@ def _state_of(c: Ctx, o: Any, f: str) -> dict:
 
 
 def _set_attr(c: Ctx, o: Any, f: str, v: Any) -> None:
-    _state_of(c, o, f)[f] = copy_value(v)
+    _state_of(c, o, f)[f] = store_value(v)
 
 
 def _aug_attr(c: Ctx, o: Any, f: str, op: Callable, v: Any) -> None:
@@ -88,9 +117,9 @@ def _aug_attr(c: Ctx, o: Any, f: str, op: Callable, v: Any) -> None:
 def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> None:
     writable(c, d, "setting an item")
     if isinstance(d, dict):
-        d[k] = op(d.get(k, 0), v) if op else copy_value(v)
+        d[k] = op(d.get(k, 0), v) if op else store_value(v)
     elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
-        d[k] = op(d[k], v) if op else copy_value(v)
+        d[k] = op(d[k], v) if op else store_value(v)
     else:
         raise RuleError(f"cannot set item {describe(k)} of {describe(d)}")
 
@@ -138,8 +167,8 @@ def _spaces(c: Ctx) -> list:
 BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr, "_set_attr": _set_attr,
-    "_aug_attr": _aug_attr, "_set_item": _set_item, "_iter": _iter, "_ucall": _ucall, "_text": _text,
-    "_coll": _coll, "_spaces": _spaces, "_copy": copy_value, "_join": "".join, "_len": len,
+    "_aug_attr": _aug_attr, "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
+    "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 
@@ -185,6 +214,11 @@ class Unit:
         namespace.update(self.consts)
         first = len(head) + 1
         inner: Callable | None = None
+        if len(source) > EAGER_SOURCE or max((len(ln) - len(ln.lstrip(" ")) for ln in self.lines), default=0) \
+                > 4 * EAGER_DEPTH:
+            # Unusual text: compile it now, so a limit of Python's (nested blocks, indentation,
+            # expression depth) is a validation error (D002) instead of a crash in play.
+            compile(source, filename, "exec")
 
         def compiled() -> Callable:
             # Python compiles the source on first use: validation checks every text but runs few.
@@ -226,10 +260,13 @@ class Unit:
                 raise RuleError("rules nested too deeply (a procedure calling itself?)",
                                 locate(e.__traceback__)) from None
         run.__qualname__ = f"rule[{what}]"
+        run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
         return run
 
 
 MAX_NESTING = 150  # Python's parser refuses about 200 nested brackets
+EAGER_SOURCE = 8_000  # generated source longer than this is compiled at validation (bundled rules: < 4,000)
+EAGER_DEPTH = 10  # so is source with blocks nested deeper than this
 
 
 def _nesting(source: str) -> int:

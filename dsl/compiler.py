@@ -30,6 +30,9 @@ from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 
 Fn = Callable[[Ctx], Any]
 MAX_SOURCE = 100_000  # characters in one rule text
+MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
+MAX_LOOPS = 15  # `for` loops nested in one text (Python refuses 20 nested loops)
+MAX_DIGITS = 300  # digits of a number written in a rule
 
 
 class _Indent(Indenter):
@@ -250,6 +253,7 @@ class Compiler:
             self.diags.add("D001", f"cannot read this {what}: {e}", loc)
             return None
         self._unit = Unit()
+        self._loops = 0
         self._incoming = set(local_names)
         self._loads = set()
         try:
@@ -326,6 +330,12 @@ class Compiler:
         loc = self._stmt_at(node)
         kind = node.data
         u = self._unit
+        if kind in ("if_stmt", "for_stmt") and depth >= MAX_BLOCKS:
+            raise _CompileError("D002", f"blocks (`if`, `for`) nested more than {MAX_BLOCKS} deep", loc,
+                                "move the inner part into a procedure")
+        if kind == "for_stmt" and self._loops >= MAX_LOOPS:
+            raise _CompileError("D002", f"`for` loops nested more than {MAX_LOOPS} deep", loc,
+                                "move the inner loops into a procedure")
         if kind in ("assign", "aug_assign"):
             if scope.pure:
                 raise _CompileError("D104", "assignments are not allowed here (this text must not "
@@ -359,7 +369,11 @@ class Compiler:
             items = self._expr(node.children[1], scope)
             scope.names.add(name)
             u.emit(depth, f"for v_{name} in _iter(c, {items}):", loc)
-            self._block(node.children[2].children, scope, depth + 1)
+            self._loops += 1
+            try:
+                self._block(node.children[2].children, scope, depth + 1)
+            finally:
+                self._loops -= 1
         else:  # pragma: no cover - grammar and compiler out of step
             raise _CompileError("D001", f"unsupported statement {kind}", loc)
 
@@ -402,6 +416,9 @@ class Compiler:
     def _expr(self, node: Any, scope: _Scope) -> str:
         if isinstance(node, Token):  # bare tokens only occur as names here
             return self._name(node, scope)
+        if node.data in ("in_", "not_in"):  # `in` walks a list: priced by its length (codegen._in)
+            test = f"_in(c, {self._expr(node.children[0], scope)}, {self._expr(node.children[1], scope)})"
+            return test if node.data == "in_" else f"(not {test})"
         infix = _INFIX.get(node.data)
         if infix:  # `a or b`, `a and b`, `a in b`, `a not in b`: Python's own operators
             return f"({self._expr(node.children[0], scope)} {infix} {self._expr(node.children[1], scope)})"
@@ -449,10 +466,18 @@ class Compiler:
         return self._unit.const(self.sym.constants[name])
 
     def _x_int_(self, node: Tree, scope: _Scope) -> str:
-        return self._unit.const(int(node.children[0]))
+        tok = node.children[0]
+        if len(str(tok).lstrip("-")) > MAX_DIGITS:
+            raise _CompileError("D003", f"a number of {len(str(tok).lstrip('-')):,} digits; numbers in rules have "
+                                f"at most {MAX_DIGITS}", self._at(tok))
+        return self._unit.const(int(tok))
 
     def _x_decimal(self, node: Tree, scope: _Scope) -> str:
-        return self._unit.const(float(node.children[0]))
+        tok = node.children[0]
+        if len(str(tok).split(".")[0]) > MAX_DIGITS:
+            raise _CompileError("D003", f"a number of more than {MAX_DIGITS} digits; numbers in rules have "
+                                f"at most {MAX_DIGITS}", self._at(tok))
+        return self._unit.const(float(tok))
 
     def _x_true(self, node: Tree, scope: _Scope) -> str:
         return "True"
@@ -534,8 +559,9 @@ class Compiler:
         a = self._expr(node.children[0], scope)
         op = str(node.children[1])
         b = self._expr(node.children[2], scope)
-        if op in ("+", "*") and not (op == "+" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
-            # `+` and `*` may build lists and texts: bounded helpers (number + number is inlined)
+        if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
+            # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
+            # (a literal number added or taken away grows a value by one step of the budget at most)
             return f"{AUG_OPS[op]}({a}, {b})"
         return f"({a} {op} {b})"
 

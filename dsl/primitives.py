@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dsl.runtime import Ctx, RuleError, copy_value, writable
+from dsl.runtime import Ctx, RuleError, copy_value, data_size, store_value, writable
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,8 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+MAX_TEXT = 1_000_000  # characters in a text, items in a list a built-in makes (as codegen.MAX_SEQUENCE)
+MAX_RANGE = 100_000  # items of range() and repeat()
 
 
 def primitive(kind: str = "pure", name: str | None = None):
@@ -63,12 +65,17 @@ def primitive(kind: str = "pure", name: str | None = None):
     return register
 
 
-def _seq(x: Any, what: str) -> list:
+def _seq(x: Any, what: str, c: Ctx | None = None) -> list:
+    """`x` as a list; with `c`, the work of handling its items is charged to the budget."""
     if isinstance(x, list):
-        return x
-    if isinstance(x, dict):
-        return list(x)
-    raise RuleError(f"{what} needs a list, got {describe(x)}")
+        pass
+    elif isinstance(x, dict):
+        x = list(x)
+    else:
+        raise RuleError(f"{what} needs a list, got {describe(x)}")
+    if c is not None:
+        c.charge(len(x))
+    return x
 
 
 def describe(x: Any) -> str:
@@ -80,7 +87,12 @@ def describe(x: Any) -> str:
         return f"a list of {len(x)}"
     if isinstance(x, dict):
         return f"a map of {len(x)}"
-    return f"`{x}`"
+    if callable(x):  # never its memory address: the account must replay the same
+        return "a function"
+    text = str(x)
+    if not isinstance(x, (int, float)) and len(text) > 80:  # an error message quotes, it does not dump
+        text = text[:77] + "..."
+    return f"`{text}`"
 
 
 def _key(c: Ctx, key: Any) -> Callable[[Any], Any]:
@@ -88,7 +100,21 @@ def _key(c: Ctx, key: Any) -> Callable[[Any], Any]:
         return lambda v: v
     if not callable(key):
         raise RuleError("key= needs a function such as `p => p.score`")
-    return lambda v: key(c, v)
+
+    def keyed(v: Any) -> Any:
+        c.tick()  # each call of an `x => ...` function is a step of work
+        return key(c, v)
+    return keyed
+
+
+def _where(c: Ctx, where: Any, what: str) -> Callable[[Any], Any]:
+    if not callable(where):
+        raise RuleError(f"{what} where= needs a function such as `p => p.score > 0`")
+
+    def test(v: Any) -> Any:
+        c.tick()
+        return where(c, v)
+    return test
 
 
 # ---- collections (pure) ----
@@ -107,20 +133,22 @@ def count(c: Ctx, xs: Any, where: Any = None) -> int:
     xs = _seq(xs, "count()")
     if where is None:
         return len(xs)
-    return sum(1 for x in xs if where(c, x))
+    test = _where(c, where, "count()")
+    return sum(1 for x in xs if test(x))
 
 
 @primitive()
 def sum_(c: Ctx, xs: Any) -> Any:
     """Sum of a list of numbers (0 for an empty list)."""
     total = 0
-    for x in _seq(xs, "sum()"):
+    for x in _seq(xs, "sum()", c):
         total += x
     return total
 
 
 def _extreme(c: Ctx, fn: Callable, args: tuple, key: Any, default: Any, name: str) -> Any:
     xs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, dict)) else list(args)
+    c.charge(len(xs))
     if not xs:
         if default is _MISSING:
             raise RuleError(f"{name}() of an empty list; give default=...")
@@ -157,41 +185,51 @@ def range_(c: Ctx, a: int, b: Any = None) -> list:
     lo, hi = (0, a) if b is None else (a, b)
     if not isinstance(lo, int) or not isinstance(hi, int):
         raise RuleError("range() needs whole numbers")
-    if hi - lo > 100_000:
-        raise RuleError("range() of more than 100,000 items")
+    if hi - lo > MAX_RANGE:
+        raise RuleError(f"range() of more than {MAX_RANGE:,} items")
+    c.charge(max(0, hi - lo))
     return list(range(lo, hi))
 
 
 @primitive()
 def sorted_(c: Ctx, xs: Any, key: Any = None, reverse: bool = False) -> list:
     """The items sorted (stable), by `key=x => value` if given; `reverse=true` for descending."""
-    return sorted(_seq(xs, "sorted()"), key=_key(c, key), reverse=bool(reverse))
+    xs = _seq(xs, "sorted()", c)
+    c.charge(len(xs).bit_length() * len(xs))  # comparisons: n log n
+    return sorted(xs, key=_key(c, key), reverse=bool(reverse))
 
 
 @primitive()
 def reversed_(c: Ctx, xs: Any) -> list:
     """The items in reverse order."""
-    return list(reversed(_seq(xs, "reversed()")))
+    return list(reversed(_seq(xs, "reversed()", c)))
 
 
 @primitive()
 def any_(c: Ctx, xs: Any, where: Any = None) -> bool:
     """True if any item is true (or satisfies `where=x => cond`)."""
     xs = _seq(xs, "any()")
-    return any(where(c, x) for x in xs) if where is not None else any(xs)
+    if where is None:
+        return any(xs)
+    test = _where(c, where, "any()")
+    return any(test(x) for x in xs)
 
 
 @primitive()
 def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
     """True if every item is true (or satisfies `where=x => cond`)."""
     xs = _seq(xs, "all()")
-    return all(where(c, x) for x in xs) if where is not None else all(xs)
+    if where is None:
+        return all(xs)
+    test = _where(c, where, "all()")
+    return all(test(x) for x in xs)
 
 
 @primitive()
 def filter_(c: Ctx, xs: Any, where: Any) -> list:
     """The items satisfying `where` (a function such as `p => p.owner == player`)."""
-    return [x for x in _seq(xs, "filter()") if where(c, x)]
+    test = _where(c, where, "filter()")
+    return [x for x in _seq(xs, "filter()") if test(x)]
 
 
 @primitive()
@@ -211,7 +249,7 @@ def last(c: Ctx, xs: Any, default: Any = None) -> Any:
 @primitive()
 def index(c: Ctx, xs: Any, x: Any) -> int:
     """Position (from 0) of `x` in the list; an error if absent."""
-    xs = _seq(xs, "index()")
+    xs = _seq(xs, "index()", c)
     try:
         return xs.index(x)
     except ValueError:
@@ -223,6 +261,7 @@ def keys(c: Ctx, d: Any) -> list:
     """The keys of a map, in insertion order."""
     if not isinstance(d, dict):
         raise RuleError(f"keys() needs a map, got {describe(d)}")
+    c.charge(len(d))
     return list(d)
 
 
@@ -231,6 +270,7 @@ def values(c: Ctx, d: Any) -> list:
     """The values of a map, in insertion order."""
     if not isinstance(d, dict):
         raise RuleError(f"values() needs a map, got {describe(d)}")
+    c.charge(len(d))
     return list(d.values())
 
 
@@ -248,7 +288,7 @@ def get(c: Ctx, d: Any, k: Any, default: Any = None) -> Any:
 def tally(c: Ctx, xs: Any) -> dict:
     """A map from each distinct item to how often it occurs."""
     out: dict = {}
-    for x in _seq(xs, "tally()"):
+    for x in _seq(xs, "tally()", c):
         out[x] = out.get(x, 0) + 1
     return out
 
@@ -257,7 +297,8 @@ def tally(c: Ctx, xs: Any) -> dict:
 def unique(c: Ctx, xs: Any) -> list:
     """The items without repeats, first occurrence kept."""
     seen: list = []
-    for x in _seq(xs, "unique()"):
+    for x in _seq(xs, "unique()", c):
+        c.charge(len(seen))  # each item is compared with those kept so far
         if x not in seen:
             seen.append(x)
     return seen
@@ -266,9 +307,11 @@ def unique(c: Ctx, xs: Any) -> list:
 @primitive()
 def repeat(c: Ctx, x: Any, n: int) -> list:
     """A list of `n` copies of `x` (at most 100,000)."""
-    if not isinstance(n, int) or n > 100_000:
-        raise RuleError("repeat() needs a whole number up to 100,000")
-    return [copy_value(x) for _ in range(max(0, n))]
+    if not isinstance(n, int) or n > MAX_RANGE:
+        raise RuleError(f"repeat() needs a whole number up to {MAX_RANGE:,}")
+    one = store_value(x, "a list")
+    c.charge(max(0, n) * data_size(one))
+    return [copy_value(one) for _ in range(max(0, n))]
 
 
 @primitive()
@@ -286,7 +329,11 @@ def str_(c: Ctx, x: Any) -> str:
 @primitive()
 def join(c: Ctx, xs: Any, sep: Any = ", ") -> str:
     """The items as one text, separated by `sep` (default ", "): `join(names)` is "Aki, Bingo"."""
-    return str(sep).join(x if isinstance(x, str) else describe(x).strip("`") for x in _seq(xs, "join()"))
+    sep = sep if isinstance(sep, str) else describe(sep).strip("`")
+    parts = [x if isinstance(x, str) else describe(x).strip("`") for x in _seq(xs, "join()", c)]
+    if sum(map(len, parts)) + len(sep) * len(parts) > MAX_TEXT:
+        raise RuleError(f"join() would make a text of more than {MAX_TEXT:,} characters", code="E003")
+    return sep.join(parts)
 
 
 @primitive()
@@ -390,7 +437,9 @@ def push(c: Ctx, xs: Any, *items: Any) -> None:
     writable(c, xs, "push()")
     if not isinstance(xs, list):
         raise RuleError(f"push() needs a list, got {describe(xs)}")
-    xs.extend(copy_value(i) for i in items)
+    if len(xs) + len(items) > MAX_TEXT:
+        raise RuleError(f"push() would make a list of more than {MAX_TEXT:,} items", code="E003")
+    xs.extend(store_value(i) for i in items)
 
 
 @primitive("effect")
@@ -399,7 +448,9 @@ def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
     writable(c, xs, "insert()")
     if not isinstance(xs, list):
         raise RuleError(f"insert() needs a list, got {describe(xs)}")
-    xs.insert(i, copy_value(item))
+    if len(xs) >= MAX_TEXT:
+        raise RuleError(f"insert() would make a list of more than {MAX_TEXT:,} items", code="E003")
+    xs.insert(i, store_value(item))
 
 
 @primitive("effect")
@@ -629,7 +680,10 @@ def _force_drop(container: list, cubes: dict, out: dict) -> dict:
 @primitive("effect")
 def say(c: Ctx, *parts: Any) -> None:
     """Add a line to the game's readable account (the log and `daimyo play` output)."""
-    c.hooks.say(c, " ".join(p if isinstance(p, str) else describe(p).strip("`") for p in parts))
+    text = " ".join(p if isinstance(p, str) else describe(p).strip("`") for p in parts)
+    if len(text) > MAX_TEXT:
+        raise RuleError(f"say() of a text of more than {MAX_TEXT:,} characters", code="E003")
+    c.hooks.say(c, text)
 
 
 @primitive("effect")

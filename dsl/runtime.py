@@ -6,6 +6,7 @@ the step budget. Nothing else is reachable from rule code.
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from engine.base.diagnostics import Loc
@@ -16,10 +17,12 @@ class RuleError(Exception):
 
     code = "E001"
 
-    def __init__(self, message: str, loc: Loc | None = None):
+    def __init__(self, message: str, loc: Loc | None = None, code: str | None = None):
         super().__init__(message)
         self.message = message
         self.loc = loc or Loc()
+        if code:
+            self.code = code  # E003 a size cap, E004 a value that is not data
 
     def __str__(self) -> str:
         return f"{self.loc}: error[{self.code}]: {self.message}" if self.loc.line else self.message
@@ -35,35 +38,80 @@ class Stop(Exception):
     """`stop` inside an effect: leave the current effect at once."""
 
 
+WORK_BUDGET = 1_000_000  # steps of work between two decisions (flow steps, rule steps, calls, items)
+MAX_STATE_ITEMS = 1_000_000  # values (list items, map entries) in one value copied into the state
+
+
+class Meter:
+    """The work budget shared by everything the engine does between two decisions: flow steps,
+    rule steps, calls of functions and `x => ...` functions, and built-ins priced by the size of
+    what they handle. One meter per game, reset when a decision is taken.
+
+    `seconds` adds a time cap (validation's `checks:` only: play must stay deterministic). It is
+    looked at every few thousand steps: `limit` is the next step count at which to look."""
+
+    __slots__ = ("deadline", "limit", "seconds", "total", "used", "where")
+
+    def __init__(self, limit: int = WORK_BUDGET, seconds: float | None = None,
+                 where: str = "without reaching a decision"):
+        self.where = where
+        self.total = limit
+        self.used = 0
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds if seconds else None
+        self.limit = limit if seconds is None else min(limit, _LOOK_EVERY)
+
+    def over(self, loc: Loc | None = None) -> None:
+        """Called when `used` passed `limit`: raise if the budget or the time is used up."""
+        if self.used > self.total:
+            raise BudgetExceeded(
+                f"the rules did more than {self.total:,} steps of work {self.where}; they "
+                "probably never end (a loop that does not finish, a procedure or step that runs itself)", loc)
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise BudgetExceeded(f"the rules ran for more than {self.seconds:g} seconds; they probably never "
+                                 "end, or do far too much work", loc)
+        self.limit = min(self.total, self.used + _LOOK_EVERY)
+
+
+_LOOK_EVERY = 2_000
+
+
 class Ctx:
     """The evaluation context of one rule evaluation.
 
     `state` is the whole game state (plain data). `model` is the frozen, compiled
     ruleset (static attributes, board, procedures...). `vars` are the locals.
-    `hooks` is the engine object that performs chance, logging and scheduling.
+    `hooks` is the engine object that performs chance, logging and scheduling. `meter` is the
+    work budget, shared with every other evaluation since the last decision when `hooks` is a
+    game; otherwise a fresh one of `budget` steps.
     """
 
-    __slots__ = ("budget", "depth", "ent", "g", "hooks", "model", "state", "steps", "vars")
+    __slots__ = ("depth", "ent", "g", "hooks", "meter", "model", "state", "vars")
 
     def __init__(self, state: dict, model: Any, hooks: Any, vars: dict | None = None,
-                 budget: int = 1_000_000):
+                 budget: int = WORK_BUDGET, meter: Meter | None = None):
         self.state = state
         self.g = state["globals"]
         self.ent = state["ent"]
         self.model = model
         self.hooks = hooks
         self.vars = vars if vars is not None else {}
-        self.steps = 0
-        self.budget = budget
+        self.meter = meter if meter is not None else Meter(budget)
         self.depth = 0
 
     def tick(self, loc: Loc | None = None) -> None:
         """Count one step (a loop iteration, a call); past the budget, end the rule."""
-        self.steps += 1
-        if self.steps > self.budget:
-            raise BudgetExceeded(
-                f"this rule ran more than {self.budget:,} steps; it probably never ends "
-                "(a loop that does not finish or a procedure that calls itself)", loc)
+        m = self.meter
+        m.used += 1
+        if m.used > m.limit:
+            m.over(loc)
+
+    def charge(self, n: int) -> None:
+        """Count the work of a built-in that handles `n` items."""
+        m = self.meter
+        m.used += n
+        if m.used > m.limit:
+            m.over()
 
 
 def writable(c: Ctx, x: Any, what: str) -> None:
@@ -74,6 +122,49 @@ def writable(c: Ctx, x: Any, what: str) -> None:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def store_value(v: Any, what: str = "the game state") -> Any:
+    """A copy of a value a rule puts into the state: plain data only (no function), and at most
+    MAX_STATE_ITEMS values in all, counting every shared list once per place it appears (a list
+    holding the same big list twice becomes two copies in the state)."""
+    t = type(v)
+    if t in _SCALARS:
+        if t is float and v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
+            raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
+        return v
+    if t is list and len(v) <= MAX_STATE_ITEMS and all(type(x) in _SCALARS and type(x) is not float for x in v):
+        return v[:]  # the common case (a list of ids or numbers), without the walk below
+    budget = [MAX_STATE_ITEMS]
+
+    def copy(x: Any) -> Any:
+        t = type(x)
+        if t in _SCALARS:
+            if t is float and x - x != 0:
+                raise RuleError(f"the number {x} cannot be kept in {what}", code="E003")
+            return x
+        if isinstance(x, (list, dict)):
+            budget[0] -= len(x)
+            if budget[0] < 0:
+                raise RuleError(f"this value is too large to keep in {what} (more than {MAX_STATE_ITEMS:,} "
+                                "items in all)", code="E003")
+            if isinstance(x, list):
+                return [copy(i) for i in x]
+            return {k: copy(i) for k, i in x.items()}
+        if callable(x):
+            raise RuleError(f"a function cannot be kept in {what}: only data (numbers, text, true/false, "
+                            "none, lists and maps) can be stored", code="E004")
+        raise RuleError(f"a value of type {t.__name__} cannot be kept in {what}", code="E004")
+    return copy(v)
+
+
+def data_size(v: Any) -> int:
+    """How many values plain data holds (1 for a scalar), counting nested items."""
+    if isinstance(v, list):
+        return 1 + sum(data_size(x) for x in v)
+    if isinstance(v, dict):
+        return 1 + sum(data_size(x) for x in v.values())
+    return 1
 
 
 def copy_value(v: Any) -> Any:

@@ -246,7 +246,7 @@ def test_a_person_reads_objective_cards_by_face_and_value() -> None:
     g = Game.new(load(OBJ, players=3), 3, seed=1, log=False, defer=True)
     assert _show(g, "battle_1") == "Win a Battle (5 VP)"
     assert _show(g, "journey") == "Samurai's Journey (20 VP)"
-    assert _show(g, "Aki") == "Aki" and _show(g, "done") == "done"
+    assert _show(g, "Aki") == "Aki  [no owner]" and _show(g, "done") == "done"
 
 
 def test_heuristic_hint_counts_a_battle_declared_against_a_partner_as_the_penalty() -> None:

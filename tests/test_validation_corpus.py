@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,27 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "patch-conflict":             ("P025", "wild/rules.yaml", 2, 5, "`wild` and `slow` both change"),
     "patch-insert-unknown-step":  ("P026", "rules.yaml", 6, 13, "no flow step named `scoring`"),
     "patch-insert-ambiguous-step": ("P027", "rules.yaml", 8, 12, "appears in 2 flows"),
+    # ---- hostile packages: caps, budgets, names and links (issue 15) ----
+    "dsl-number-too-long":        ("D003", "rules.yaml", 9, 14, "a number of 400 digits"),
+    "dsl-decimal-too-long":       ("D003", "rules.yaml", 9, 14, "more than 300 digits"),
+    "dsl-loops-nested-too-deep":  ("D002", "rules.yaml", 24, 67, "`for` loops nested more than 15 deep"),
+    "dsl-blocks-nested-too-deep": ("D002", "rules.yaml", 61, 111, "nested more than 50 deep"),
+    "dsl-expression-nested-too-deep": ("D002", "rules.yaml", 9, 7, "nested too deeply"),
+    "check-runs-away":            ("R009", "rules.yaml", 13, 14, "more than 100,000 steps of work in one check"),
+    "check-makes-huge-text":      ("R009", "rules.yaml", 13, 14, "more than 1,000,000 items"),
+    "name-global-players":        ("R013", "rules.yaml", 3, 3, "global `players` has the name of a built-in"),
+    "name-constant-spaces":       ("R013", "rules.yaml", 7, 3, "constant `spaces` has the name of a built-in"),
+    "name-collection-players":    ("R013", "rules.yaml", 7, 17, "collection `players` has the name of a built-in"),
+    "name-item-like-a-player":    ("R013", "rules.yaml", 8, 13, "item `P1` of `token` is named like a player"),
+    "board-without-spaces":       ("G009", "rules.yaml", 9, 3, "got no `spaces`"),
+    "board-spaces-empty":         ("G009", "rules.yaml", 10, 11, "a board needs at least one space"),
+    "patch-insert-unknown-item":  ("F004", "rules.yaml", 2, 13, "unknown step `no_such_step`"),
+    "link-manifest-outside":      ("P003", "pkg/ruleset.yaml", 0, 0, "is a link to a file outside the package"),
+    "link-data-outside":          ("P003", "pkg/secret.yaml", 0, 0, "outside the package folder"),
+    "package-too-large":          ("P028", "ruleset.yaml", 1, 1, "bytes in all; the limit is 20,000,000"),
+    "package-too-many-files":     ("P028", "ruleset.yaml", 1, 1, "data files; the limit is 500"),
 }
+VALIDATE_SECONDS = 10.0  # every case, hostile ones included, is reported within this (typically < 1 s)
 
 # Cases that are not validated as their own folder (or with the fixture they extend).
 TARGETS = {
@@ -138,6 +159,8 @@ TARGETS = {
                                     "+tests/broken/combo-names-a-package-twice"],
     "file-outside-package": ["tests/broken/file-outside-package/tiny"],
     "extends-cycle": ["tests/broken/extends-cycle/a"],
+    "link-manifest-outside": ["tests/broken/link-manifest-outside/pkg"],
+    "link-data-outside": ["tests/broken/link-data-outside/pkg"],
 }
 CLEAN = {"patch-conflict-ordered", "runaway-rule"}  # these validate without any diagnostic
 FIXTURES = {"race", "mini-map"}
@@ -161,13 +184,31 @@ def targets_for(case: str, folder: Path | None = None) -> list[str]:
     return [path]
 
 
+def _many_big_files(folder: Path) -> None:  # 11 files just under the 2 MB limit of one file
+    for i in range(11):
+        (folder / f"zz-{i:02}.yaml").write_text("constants:\n  blob: " + "x" * 1_900_000 + "\n", encoding="utf-8")
+
+
+def _many_files(folder: Path) -> None:
+    for i in range(501):
+        (folder / f"zz-{i:03}.yaml").write_text("{}\n", encoding="utf-8")
+
+
+GENERATED = {  # cases whose large files the test writes (they are not stored in the repository)
+    "yaml-huge-file": lambda folder: (folder / "zz-huge.yaml").write_text(
+        "constants:\n  blob: " + "x" * 2_000_001 + "\n", encoding="utf-8"),
+    "package-too-large": _many_big_files,
+    "package-too-many-files": _many_files,
+}
+
+
 def prepared(case: str, tmp_path: Path) -> tuple[list[str], Path]:
     """The targets to validate and the case folder (a copy when the test adds files)."""
-    if case != "yaml-huge-file":
+    if case not in GENERATED:
         return targets_for(case), BROKEN / case
     folder = tmp_path / case
     shutil.copytree(BROKEN / case, folder)
-    (folder / "zz-huge.yaml").write_text("constants:\n  blob: " + "x" * 2_000_001 + "\n", encoding="utf-8")
+    GENERATED[case](folder)
     return [str(folder)], folder
 
 
@@ -177,7 +218,8 @@ def same_file(shown: str, expected: str, folder: Path) -> bool:
 
 
 def test_every_case_folder_is_in_the_table() -> None:
-    folders = {p.name for p in BROKEN.iterdir() if p.is_dir()}
+    # play-* cases validate cleanly and fail in play: tests/test_hostile_inputs.py has their table
+    folders = {p.name for p in BROKEN.iterdir() if p.is_dir() and not p.name.startswith("play-")}
     assert folders == set(CASES) | CLEAN
     assert len(CASES) >= 45
 
@@ -186,7 +228,9 @@ def test_every_case_folder_is_in_the_table() -> None:
 def test_case_gives_the_located_diagnostic(case: str, tmp_path: Path) -> None:
     code, file, line, col, words = CASES[case]
     targets, folder = prepared(case, tmp_path)
+    start = time.monotonic()
     diags, _ = validate_targets(targets)
+    assert time.monotonic() - start < VALIDATE_SECONDS
     found = [d for d in diags if d.code == code and same_file(d.loc.file, file, folder)
              and (d.loc.line, d.loc.col) == (line, col)]
     shown = "\n".join(f"{d.code} {d.loc} {d.message}" for d in diags.sorted())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -28,6 +29,9 @@ from engine.model.validate import validate_targets
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = [REPO / "tests" / "rulesets" / name for name in ("mini-map", "mini-map-plus", "race")]
 SECONDS_PER_EXAMPLE = 5.0  # generous for slow CI machines; a typical example takes ~0.2 s
+# Examples per run, from the environment: CI runs the short default; a long run is
+# `DAIMYO_FUZZ_EXAMPLES=20000 python -m pytest -q tests/test_validation_fuzz.py -x` (docs/limits.md).
+EXAMPLES = int(os.environ.get("DAIMYO_FUZZ_EXAMPLES", "100"))
 
 SCALARS = ["1", "-3.5", "x", "''", "null", "true", "[]", "{}", "[a, b]", "{a: 1}", "|", "&a", "*a",
            "!!str 1", "'", '"', "P1", "players", "1e999", "~", "- x", "? k"]
@@ -68,7 +72,7 @@ def mutate(lines: list[str], op: str, a: int, b: int, c: int) -> list[str]:
     return lines
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.integers(0, 1000), mutation), min_size=1, max_size=4))
 def test_mutated_rulesets_give_diagnostics_not_crashes(edits: list[tuple[int, tuple]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,7 +103,7 @@ TOKENS = ["x", "player", "players", "P1", "1", "2.5", '"t"', "'{x}'", '"{"', "("
           "stop", "pass", "elif", "none", "true", "`A-b`", "#c", "\\", "\t", "score", "total"]
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=8 * EXAMPLES, deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=40), st.booleans())
 def test_random_rule_text_compiles_or_gives_diagnostics(tokens: list[str], as_effect: bool) -> None:
     diags = Diagnostics()

@@ -188,6 +188,11 @@ def compute_layout(board: Board, method: str = "auto", seed: int = 1) -> dict[st
 
 def _layout_component(g: Any, method: str, seed: int, pinned: dict[str, tuple[float, float]]) -> dict:
     import networkx as nx
+    try:
+        import numpy  # noqa: F401 - networkx's layouts need it; say so in one line, not a traceback
+    except ImportError:
+        raise ValueError("the automatic layout needs numpy (pip install numpy); "
+                         "or give every space a layout hint") from None
     n = g.number_of_nodes()
     if n == 1:
         return {next(iter(g.nodes)): (500.0, 500.0)}

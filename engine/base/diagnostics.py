@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from engine.base.text import safe_text
+
 
 @dataclass(frozen=True)
 class Loc:
@@ -47,18 +49,18 @@ class Diagnostic:
 
     def render(self, source_lines: list[str] | None = None) -> str:
         """Human form: `file:line:col: error[CODE]: message`, the source line and a caret."""
-        head = f"{self.loc}: {self.severity}[{self.code}]: {self.message}"
+        head = safe_text(f"{self.loc}: {self.severity}[{self.code}]: {self.message}")
         parts = [head]
         if source_lines and 0 < self.loc.line <= len(source_lines):
             text = source_lines[self.loc.line - 1].rstrip("\n")
             if len(text) > 200:
                 text = text[:200] + "..."
             gutter = f"{self.loc.line:>5} | "
-            parts.append(gutter + text)
+            parts.append(gutter + safe_text(text, newlines=False))
             caret_col = max(1, min(self.loc.col, len(text) + 1))
             parts.append(" " * (len(gutter) - 2) + "| " + " " * (caret_col - 1) + "^")
         if self.hint:
-            parts.append(f"  hint: {self.hint}")
+            parts.append(safe_text(f"  hint: {self.hint}"))
         return "\n".join(parts)
 
 

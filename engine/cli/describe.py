@@ -19,6 +19,7 @@ from typing import Any
 
 from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics, Loc
+from engine.base.text import safe_text
 from engine.loading.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
 from engine.loading.package import Combo, resolve_combo
 from engine.model import Model, build_combo
@@ -359,5 +360,5 @@ def run(args: argparse.Namespace) -> int:
     if text is None:
         report(diags)
         return 1
-    print(text)
+    print(safe_text(text))  # rule text may hold terminal control characters: shown escaped
     return 0

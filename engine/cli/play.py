@@ -2,25 +2,31 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
-from typing import TextIO
+import threading
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from dsl.runtime import RuleError
 from engine.agents import AGENTS, make_agent
 from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics
-from engine.base.files import write_atomic
+from engine.base.files import output_problem, write_atomic
+from engine.base.text import safe_text
 from engine.cli.human import status_line
 from engine.model import Model, build
 from engine.run.game import Game
-from engine.run.state import canonical
+from engine.run.state import SaveError, canonical, read_save
 from rulesets import DEFAULT_RULESET as DEFAULT_COMBO
 
 
 class LogWriter:
     """Appends log entries to a JSON-lines file as they happen, so a crash loses nothing
-    already played."""
+    already played, and echoes the account (text from the rules, control characters escaped;
+    a line of it can never pass for the engine's own lines such as the winner)."""
 
     def __init__(self, path: str | None, echo: bool, names: dict[str, str], out: TextIO):
         self.fh = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115 - closed by close()
@@ -35,9 +41,9 @@ class LogWriter:
             return
         t = entry["t"]
         if t == "say":
-            print(f"  {entry['text']}", file=self.out)
+            print("  " + safe_text(str(entry["text"])).replace("\n", "\n    "), file=self.out)
         elif t == "step":
-            print(f"\n== {entry['title']}", file=self.out)
+            print(f"\n== {safe_text(str(entry['title']), newlines=False)}", file=self.out)
 
     def close(self) -> None:
         if self.fh:
@@ -49,14 +55,11 @@ def play(args: argparse.Namespace) -> int:
     save = None
     if args.load:
         try:
-            with open(args.load, encoding="utf-8") as fh:
-                save = json.load(fh)
-            if not isinstance(save, dict):
-                raise ValueError("not a daimyo save (it is not a JSON object)")
-            combo, options, players = save["ruleset"], save["options"], int(save["players"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            print(f"daimyo: cannot load `{args.load}`: {e}", file=sys.stderr)
+            save = read_save(args.load)
+        except SaveError as e:
+            print(f"daimyo: cannot load `{safe_text(args.load, newlines=False)}`: {e}", file=sys.stderr)
             return 1
+        combo, options, players = save["ruleset"], save["options"], save["players"]
     else:
         combo = args.combo or DEFAULT_COMBO
         options = parse_options(args.option)
@@ -68,52 +71,193 @@ def play(args: argparse.Namespace) -> int:
         players = model.combo.base.players[0]
         model = build(combo, options, players, diags)
     if model is None:
+        if save is not None:
+            print(f"daimyo: cannot load `{args.load}`: the rules it was saved with (`{safe_text(combo)}`) "
+                  "cannot be loaded:", file=sys.stderr)
         report(diags)
         return 1
-    seats = _seats(args.seats, args.bots, players)
+    spec = args.seats if args.seats is not None or save is None else ",".join(save.get("seats") or [])
+    seats = _seats(spec or None, args.bots, players)
     if isinstance(seats, str):
         print(f"daimyo: error: {seats}", file=sys.stderr)
         return 2
+    log_for = _log_for(args.log_for, players)
+    if isinstance(log_for, str):
+        print(f"daimyo: error: {log_for}", file=sys.stderr)
+        return 2
+    for flag, path in (("--save", args.save), ("--log", args.log), ("--log-for", log_for[1] if log_for else None)):
+        problem = output_problem(path) if path is not None else None
+        if problem:  # found now, not after the game
+            print(f"daimyo: cannot use {flag} `{safe_text(str(path), newlines=False)}`: {problem}", file=sys.stderr)
+            return 1
     names = _names(model, players)
     out = sys.stdout
-    writer = LogWriter(args.log, not args.quiet, names, out)
+    try:
+        writer = LogWriter(args.log, not args.quiet, names, out)
+    except OSError as e:
+        print(f"daimyo: cannot use --log `{args.log}`: {e.strerror or e}", file=sys.stderr)
+        return 1
     try:
         if save is not None:
             try:
                 game = Game.from_save(model, save)
-            except ValueError as e:
-                print(f"daimyo: cannot continue `{args.load}`: {e}", file=sys.stderr)
+            except SaveError as e:
+                print(f"daimyo: cannot continue `{safe_text(args.load, newlines=False)}`: {e}", file=sys.stderr)
                 return 1
             game.on_log = writer
         else:
             if not args.quiet:
-                print(f"{model.name} ({_opts(model)}), {players} players, seed {args.seed}", file=out)
+                print(f"{safe_text(model.name)} ({_opts(model)}), {players} players, seed {args.seed}", file=out)
             game = Game.new(model, players, args.seed, on_log=writer)
-        agents = {f"P{i + 1}": (None if kind == "human" else make_agent(kind, args.seed * 1000 + i))
-                  for i, kind in enumerate(seats)}
-        while not game.over:
-            d = game.decision
-            agent = agents[d.player]
-            if agent is None:
-                from engine.cli.human import ask
-                choice = ask(game, d, names, args.save)
-                if choice is None:  # saved and quit
-                    return 0
-                game.apply(d.options[choice])
-            else:
-                game.apply(d.options[agent.choose(game, d)])
+        status = _drive(game, seats, names, args)
+        if status is not None:
+            return status
     except RuleError as e:
-        print(f"daimyo: the rules failed during play:\n{e}", file=sys.stderr)
+        print(f"daimyo: the rules failed during play:\n{safe_text(str(e))}", file=sys.stderr)
         return 1
     finally:
         writer.close()
-    if args.save:
-        write_atomic(args.save, json.dumps(game.save()))
-    if args.log_for:
-        who, _, path = args.log_for.partition("=")
-        write_atomic(path, "".join(canonical(e) + "\n" for e in game.player_log(who)))
+    if args.save and not _save_at_end(game, args.save, seats):
+        return 1
+    if log_for:
+        who, path = log_for
+        try:
+            write_atomic(path, "".join(canonical(e) + "\n" for e in game.player_log(who)))
+        except OSError as e:
+            print(f"daimyo: cannot write --log-for `{path}`: {e.strerror or e}", file=sys.stderr)
+            return 1
     print_table(game, names, out)
     return 0
+
+
+def _drive(game: Game, seats: list[str], names: dict[str, str], args: argparse.Namespace) -> int | None:
+    """Play until the game is over; an exit status when it stops early (quit, end of input, Ctrl-C)."""
+    from engine.cli.human import Unsaved, ask, hand_over
+    agents = {f"P{i + 1}": (None if kind == "human" else make_agent(kind, args.seed * 1000 + i))
+              for i, kind in enumerate(seats)}
+    people = sum(1 for kind in seats if kind == "human")
+    numbering: dict = {}
+    last_person = None
+    calm = _Calm()
+    try:
+        with calm:
+            while not game.over:
+                d = game.decision
+                agent = agents[d.player]
+                if agent is None:
+                    if people > 1 and d.player != last_person and \
+                            not hand_over(names.get(d.player, d.player), sys.stdin, sys.stdout):
+                        return _stop_unsaved(game, args.save, seats)
+                    last_person = d.player
+                    try:
+                        choice = ask(game, d, names, args.save, seats=seats, numbering=numbering)
+                    except Unsaved:
+                        return 1
+                    if choice is None:  # saved and quit
+                        return 0
+                    option = d.options[choice]
+                else:
+                    option = d.options[agent.choose(game, d)]
+                with calm.busy():  # Ctrl-C waits for the move to finish: the game stays whole
+                    game.apply(option)
+    except KeyboardInterrupt:
+        return _interrupted(game, args.save, seats, people > 0)
+    return None
+
+
+class _Calm:
+    """Ctrl-C while the engine applies a move is held until the move is done, so the game can
+    always be saved whole; at any other moment (a prompt, a bot thinking) it stops at once."""
+
+    def __init__(self) -> None:
+        self.applying = False
+        self.held = False
+        self.previous: Any = None
+
+    def __enter__(self) -> _Calm:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+    def _on_interrupt(self, signum: int, frame: Any) -> None:
+        if self.applying:
+            self.held = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        self.applying = True
+        try:
+            yield
+        finally:
+            self.applying = False
+        if self.held:
+            self.held = False
+            raise KeyboardInterrupt
+
+
+def _stop_unsaved(game: Game, path: str | None, seats: list[str]) -> int:
+    if path and _save_at_end(game, path, seats):
+        return 0
+    print("daimyo: end of input: this game was NOT saved (start with --save FILE to keep it)", file=sys.stderr)
+    return 1
+
+
+def _interrupted(game: Game, path: str | None, seats: list[str], person: bool) -> int:
+    """Ctrl-C: save to --save when given; otherwise a person is offered a file to save to."""
+    print("\ninterrupted", file=sys.stderr)
+    if game.decision is None:  # stopped inside the engine: there is no decision to resume at
+        print("daimyo: the game was interrupted between decisions and cannot be saved here", file=sys.stderr)
+        return 130
+    if path:
+        return 130 if _save_at_end(game, path, seats) else 1
+    while person:
+        print("Save the game before quitting? Type a file name (or press Enter to quit without saving): ",
+              end="", flush=True)
+        try:
+            line = sys.stdin.readline()
+        except KeyboardInterrupt:
+            line = ""
+        name = line.strip()
+        if not name:
+            break
+        problem = output_problem(name)
+        if problem:
+            print(f"  cannot save there: {problem}")
+            continue
+        if _save_at_end(game, name, seats):
+            return 130
+    print("daimyo: the game was NOT saved", file=sys.stderr)
+    return 130
+
+
+def _save_at_end(game: Game, path: str, seats: list[str]) -> bool:
+    try:
+        write_atomic(path, json.dumps(game.save(seats)))
+    except OSError as e:
+        print(f"daimyo: cannot save to `{path}`: {e.strerror or e}", file=sys.stderr)
+        return False
+    print(f"saved to {path}; continue with: daimyo play --load {path}", file=sys.stderr)
+    return True
+
+
+def _log_for(spec: str | None, players: int) -> tuple[str, str] | str | None:
+    """`--log-for PLAYER=FILE` as (player, file); a text saying what is wrong otherwise."""
+    if spec is None:
+        return None
+    who, eq, path = spec.partition("=")
+    who = who.strip()
+    valid = [f"P{i + 1}" for i in range(players)]
+    if not eq or not path.strip() or not who:
+        return f"--log-for needs PLAYER=FILE, e.g. --log-for P2=p2.jsonl (got `{spec}`)"
+    if who not in valid:
+        return f"--log-for names `{who}`, which is not a player here ({', '.join(valid)})"
+    return who, path
 
 
 def _seats(spec: str | None, bots: str, players: int) -> list[str] | str:
@@ -153,10 +297,11 @@ def print_table(game: Game, names: dict[str, str], out: TextIO) -> None:
     for rank, p in enumerate(res.get("ranking", []), 1):
         extra = f"  (tie-break {', '.join(map(str, ties[p]))})" if ties.get(p) else ""
         status = status_line(game, p)
-        print(f"  {rank}. {names.get(p, p):<16} {scores.get(p)}{extra}{'  ' + status if status else ''}", file=out)
+        print(f"  {rank}. {safe_text(names.get(p, p), False):<16} {scores.get(p)}{extra}"
+              f"{'  ' + status if status else ''}", file=out)
     winners = res.get("winners", [])
     label = "Winner" if len(winners) == 1 else "Winners (tied)"
-    print(f"{label}: {', '.join(names.get(w, w) for w in winners)}", file=out)
+    print(f"{label}: {', '.join(safe_text(names.get(w, w), False) for w in winners)}", file=out)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -172,7 +317,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pl.add_argument("--log", metavar="FILE", help="write the JSON-lines log of the game here")
     pl.add_argument("--log-for", metavar="PLAYER=FILE", help="also write PLAYER's copy of the log: other "
                     "players' secret choices and hidden orders removed (e.g. P2=p2.jsonl)")
-    pl.add_argument("--save", metavar="FILE", help="save the game here at the end (and when a human saves)")
-    pl.add_argument("--load", metavar="FILE", help="continue a saved game")
+    pl.add_argument("--save", metavar="FILE", help="save the game here at the end, when a person quits or "
+                    "input ends, and on Ctrl-C (the save records who sits in each seat)")
+    pl.add_argument("--load", metavar="FILE", help="continue a saved game; people stay people and bots stay "
+                    "bots unless --seats says otherwise")
     pl.add_argument("--quiet", action="store_true", help="print only the final table")
     pl.set_defaults(func=play)

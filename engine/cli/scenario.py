@@ -20,6 +20,7 @@ from dsl.compiler import Compiler, Symbols
 from dsl.runtime import Ctx, RuleError
 from engine.base.console import usage_error
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
+from engine.base.text import safe_text
 from engine.loading.schema import check_scenario
 from engine.loading.yamlio import load_yaml, loc_of
 from engine.model import Model, build
@@ -410,14 +411,14 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     for o in outcomes:
         if o.ok:
-            print(f"ok    {o.file}: {o.title}")
+            print(f"ok    {o.file}: {safe_text(str(o.title), False)}")
         else:
             failed += 1
-            print(f"FAIL  {o.file}: {o.title}")
+            print(f"FAIL  {o.file}: {safe_text(str(o.title), False)}")
             for loc, msg in o.failures:
-                print(f"      {loc}: {msg}")
+                print(f"      {loc}: {safe_text(str(msg))}")
         if args.verbose and o.account:
             for line in o.account:
-                print(f"        | {line}")
+                print(f"        | {safe_text(str(line), False)}")
     print(f"{len(outcomes) - failed} passed, {failed} failed")
     return 1 if failed else 0

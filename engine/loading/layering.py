@@ -412,6 +412,9 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     i = next(i for i, x in enumerate(lst) if _step_name(x) == anchor)
     at = i if where == "before" else i + 1
     lst.insert(at, item)
+    locs = getattr(lst, "item_locs", None)
+    if isinstance(locs, list) and len(locs) == len(lst) - 1:  # the inserted item is located at the patch
+        locs.insert(at, loc_of(patch, "insert"))
     origins = next((o for known, o in res.flow_origins if known is lst), None)
     if origins is None:
         origins = [None] * (len(lst) - 1)

@@ -101,6 +101,14 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
     mpath = folder / MANIFEST
     display = _display(mpath)
     errors = len(diags.errors)
+    try:
+        outside = mpath.is_symlink() and not mpath.resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError, RuntimeError):  # a symlink loop, a name too long
+        outside = True
+    if outside:  # never read (or quote) a file elsewhere on the disk
+        diags.add("P003", f"the manifest `{MANIFEST}` is a link to a file outside the package folder",
+                  Loc(display), hint="a package reads only files in its own folder; copy the file into it")
+        return None
     data = load_yaml(mpath, diags, display_name=display)
     if not isinstance(data, dict):
         if data is not None or len(diags.errors) == errors:  # an empty file, or not a mapping
@@ -135,7 +143,9 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
     seen: dict[str, Loc] = {}
     for i, entry in enumerate(files):
         name, when = (entry, {}) if isinstance(entry, str) else (entry["file"], entry.get("when") or {})
-        loc = loc_of(files, i)
+        # A file found by listing the folder is located by its own name (line 0: never quoted,
+        # since a link would quote a file outside the package).
+        loc = loc_of(files, i) if data.get("files") is not None else Loc(_display(folder / str(name)))
         if isinstance(entry, dict):
             loc = loc_of(entry, "file")
         fpath = _data_file(folder, str(name), loc, diags)
@@ -148,7 +158,28 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
         norm = {str(k): (list(v) if isinstance(v, list) else [v]) for k, v in when.items()}
         _check_when(pkg, entry, norm, loc, diags)
         pkg.files.append(DataFile(fpath, _display(fpath), norm, loc))
-    return pkg
+    return pkg if _size_ok(pkg, mpath, files, diags) else None
+
+
+MAX_PACKAGE_BYTES = 20_000_000  # all files of one package together (each file: at most 2,000,000)
+MAX_PACKAGE_FILES = 500
+
+
+def _size_ok(pkg: Package, mpath: Path, files: Any, diags: Diagnostics) -> bool:
+    """A package is refused as a whole, before its data files are read, when it is too large."""
+    loc = pkg.loc("files")
+    if len(pkg.files) > MAX_PACKAGE_FILES:
+        diags.add("P028", f"the package has {len(pkg.files):,} data files; the limit is {MAX_PACKAGE_FILES}", loc)
+        return False
+    try:
+        total = mpath.stat().st_size + sum(f.path.stat().st_size for f in pkg.files)
+    except OSError:
+        return True  # each file's own reading reports it
+    if total > MAX_PACKAGE_BYTES:
+        diags.add("P028", f"the package's files hold {total:,} bytes in all; the limit is {MAX_PACKAGE_BYTES:,}",
+                  loc, hint="a ruleset is text: this is almost certainly not one")
+        return False
+    return True
 
 
 def _data_file(folder: Path, name: str, loc: Loc, diags: Diagnostics) -> Path | None:

@@ -99,8 +99,13 @@ def loc_of(container: Any, key_or_index: Any, *, key: bool = False) -> Loc:
     return Loc()
 
 
-def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = 2_000_000,
-              max_depth: int = 64, max_nodes: int = 200_000, display_name: str | None = None) -> Any:
+MAX_FILE_BYTES = 2_000_000  # one YAML file (Y006)
+MAX_DEPTH = 64  # nesting of mappings and lists (Y005)
+MAX_NODES = 200_000  # values a file may expand to, aliases included (Y004)
+
+
+def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = MAX_FILE_BYTES,
+              max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES, display_name: str | None = None) -> Any:
     """Load one YAML file; return its value (LocDict/LocList/scalar), or None on error.
 
     Problems are added to `diags` (Y001-Y009); this never raises. An empty file, or one
@@ -142,7 +147,7 @@ def load_yaml_text(text: str | bytes, file: str, diags: Diagnostics, **limits: i
 
     `file` goes into every Loc; `limits` are `max_bytes`, `max_depth`, `max_nodes`.
     """
-    max_bytes = limits.get("max_bytes", 2_000_000)
+    max_bytes = limits.get("max_bytes", MAX_FILE_BYTES)
     try:
         if isinstance(text, (bytes, bytearray)):
             if len(text) > max_bytes:
@@ -160,8 +165,8 @@ def load_yaml_text(text: str | bytes, file: str, diags: Diagnostics, **limits: i
         text = text.removeprefix("\ufeff")  # a BOM is invisible in editors: columns start after it
         if not _check_chars(text, file, diags):
             return None
-        builder = _Builder(text, file, diags, limits.get("max_depth", 64),
-                           limits.get("max_nodes", 200_000))
+        builder = _Builder(text, file, diags, limits.get("max_depth", MAX_DEPTH),
+                           limits.get("max_nodes", MAX_NODES))
         return builder.run()
     except Exception as exc:
         diags.add("Y001", f"could not read YAML: {type(exc).__name__}: {exc}", Loc(file))

@@ -105,6 +105,19 @@ class Board:
                 f"{len(self.links())} links ({kinds}), {len(self.sets)} sets>")
 
 
+def _kind_name(x: Any) -> str:
+    """A YAML value's kind in a modder's words (never a Python class name)."""
+    if isinstance(x, Mapping):
+        return "a mapping"
+    if isinstance(x, (list, tuple)):
+        return "a list"
+    if isinstance(x, bool):
+        return "true/false"
+    if isinstance(x, (int, float)):
+        return f"the number {x}"
+    return f"the text `{x}`"
+
+
 def build_board(section: dict, diags: Diagnostics, file_hint: str = "") -> Board | None:
     """Check a merged `board` section and compile it; None when it has errors.
 
@@ -262,8 +275,15 @@ class _Builder:
     def read_spaces(self) -> bool:
         spaces = self.section.get("spaces")
         if not isinstance(spaces, Mapping) or not spaces:
-            got = "nothing" if spaces is None else type(spaces).__name__
-            where = self.loc(self.section, "spaces") if "spaces" in self.section else Loc(self.file_hint)
+            if isinstance(spaces, Mapping):
+                got = "an empty mapping: a board needs at least one space"
+            elif spaces is None:
+                got = "no `spaces`" if "spaces" not in self.section else "nothing"
+            else:
+                got = _kind_name(spaces)
+            start = getattr(self.section, "loc", None)  # where `board:` is, when `spaces:` is not written
+            where = self.loc(self.section, "spaces") if "spaces" in self.section else \
+                (start if isinstance(start, Loc) and start.line else Loc(self.file_hint))
             self.error("G009", f"board.spaces must map each {self.kind} id to its attributes; got {got}",
                        where, "e.g. `spaces: {a: {size: 2}, b: {}}`")
             return False

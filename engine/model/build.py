@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
-from dsl.compiler import Callable_, Compiler, Symbols
+from dsl.compiler import BUILTIN_NAMES, Callable_, Compiler, Symbols
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import copy_value
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.loading.layering import Resolved, copy_map, resolve
 from engine.loading.package import Combo, resolve_combo
-from engine.loading.yamlio import loc_of
+from engine.loading.yamlio import LocDict, loc_of
 from engine.model.board import Board, build_board
 from engine.model.checks import run_checks
 from engine.model.flow import FlowCompiler, Node
@@ -69,7 +70,12 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         kinds[PLAYER_KIND] = Kind(PLAYER_KIND)
     board = None
     if data["board"]:
-        board = build_board(data["board"], diags)
+        section = data["board"]
+        if isinstance(section, LocDict) and not section.loc.line:  # merged from several files: locate
+            where = [loc for path, (_, loc) in res.provenance.items() if path.startswith("board.") and loc.line]
+            section = copy_map(section)
+            section.loc = where[0] if where else section.loc
+        board = build_board(section, diags)
         sk = data["board"].get("space_kind")
         if board is not None:
             if not sk:
@@ -107,6 +113,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             static[iid] = s
     collections = {k.collection: tuple(str(i) for i in k.items) for k in kinds.values() if k.collection}
     _check_refs(data, kinds, board, diags)
+    _check_reserved(data, kinds, diags)
     # ---- symbols ----
     sym = Symbols()
     globals_: dict[str, Any] = {}
@@ -164,7 +171,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         do = comp.effect(t["do"], loc_of(t, "do"), params, f"trigger `{tid}`")
         rank = pkg_rank.get(res.provenance.get(f"triggers.{tid}", ("", Loc()))[0], 0)
         tlist.append((int(t.get("order", 0)), rank, tid, ev, when, do))
-    for _order, _rank, tid, ev, when, do in sorted(tlist, key=lambda x: x[:3]):
+    for _order, _rank, tid, ev, when, do in sorted(tlist, key=lambda x: (x[0], x[1], _id_key(x[2]))):
         triggers.setdefault(ev, []).append((tid, when, do))
     layer_order = list(data["modifier_layers"])
     modifiers: dict[str, list] = {}
@@ -184,7 +191,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             value = comp.expression(layer["value"], loc_of(layer, "value"), scope, "value")
             rank = pkg_rank.get(res.provenance.get(f"modifiers.{mname}.layers.{lid}", ("", Loc()))[0], 0)
             entries.append((layer_order.index(layer["layer"]), rank, lid, when, value))
-        modifiers[mname] = [(lid, when, value) for _, _, lid, when, value in sorted(entries, key=lambda e: e[:3])]
+        entries.sort(key=lambda e: (e[0], e[1], _id_key(e[2])))
+        modifiers[mname] = [(lid, when, value) for _, _, lid, when, value in entries]
     # ---- flow ----
     fc = FlowCompiler(data["steps"], comp, sym.globals, diags)
     fc.compile_steps()
@@ -272,5 +280,51 @@ def _check_refs(data: dict, kinds: dict[str, Kind], board: Board | None, diags: 
 def _fingerprint(combo: Combo, res: Resolved) -> str:
     """A short hash of the resolved ruleset and options: saves and logs name it so that a
     game is never continued under different rules."""
-    blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
+    try:
+        blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
+    except TypeError:  # a mapping mixing number and text keys ({3: 20, default: 14}) cannot be sorted
+        blob = json.dumps([combo.name, combo.options, _text_keys(res.data)], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _text_keys(x: Any) -> Any:
+    """`x` with every mapping key written as text (numbers tagged, so `3` and `"3"` stay apart)."""
+    if isinstance(x, dict):
+        return {(k if isinstance(k, str) else f"\u0000{type(k).__name__}:{k}"): _text_keys(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_text_keys(v) for v in x]
+    return x
+
+
+_PLAYER_ID = re.compile(r"P[0-9]+")
+
+
+def _check_reserved(data: dict, kinds: dict, diags: Diagnostics) -> None:
+    """Names that would silently change a game: a global, constant or collection named like a
+    built-in (`players` would replace the list of players in every rule), and items named like
+    players (`P1` would share the first player's state)."""
+    for section in ("globals", "constants"):
+        for name in data[section]:
+            if name in BUILTIN_NAMES:
+                diags.add("R013", f"{section[:-1]} `{name}` has the name of a built-in; every rule would read it "
+                          f"instead of the built-in `{name}`", loc_of(data[section], name, key=True),
+                          hint="choose another name")
+    for kname, k in kinds.items():
+        spec = data["kinds"].get(kname) if isinstance(data["kinds"], dict) else None
+        if k.collection in BUILTIN_NAMES and isinstance(spec, dict):
+            diags.add("R013", f"collection `{k.collection}` has the name of a built-in; every rule would read it "
+                      f"instead of the built-in `{k.collection}`", loc_of(spec, "collection"),
+                      hint="choose another name")
+        if kname == PLAYER_KIND:
+            continue
+        for iid in k.items:
+            if _PLAYER_ID.fullmatch(str(iid)):
+                where = loc_of(k.items, iid, key=True)
+                diags.add("R013", f"item `{iid}` of `{kname}` is named like a player (P1, P2, ...): it would share "
+                          "that player's state", where if where.line else loc_of(data["kinds"], kname, key=True),
+                          hint="choose another name")
+
+
+def _id_key(x: Any) -> tuple:
+    """Sort ids that may mix numbers and text (YAML keys): numbers first, in order, then texts."""
+    return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dsl.runtime import Ctx, RuleError, copy_value
+from dsl.runtime import Ctx, Meter, RuleError, copy_value
 from engine.base.diagnostics import Diagnostics
 from engine.loading.yamlio import loc_of
 from engine.model.modifiers import apply_modifiers
 from engine.model.ruleset import MAX_PLAYERS, PLAYER_KIND, Model
 
-CHECK_BUDGET = 100_000
+CHECK_BUDGET = 100_000  # steps of work for one check on one player count
+CHECK_SECONDS = 2.0  # and a time cap: `daimyo validate` must never hang
 
 
 class _CheckHooks:
@@ -65,7 +66,7 @@ def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnost
         failed: list[int] = []
         severity = chk.get("severity", "error")
         for n in ns:
-            ctx = Ctx(initial_state(model, n), model, hooks, budget=CHECK_BUDGET)
+            ctx = Ctx(initial_state(model, n), model, hooks, meter=Meter(CHECK_BUDGET, CHECK_SECONDS, "in one check"))
             try:
                 ok = fn(ctx)
             except RuleError as e:

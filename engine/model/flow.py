@@ -95,7 +95,9 @@ class FlowCompiler:
         loc = loc_of(parent, key)
         if not isinstance(items, list):
             if isinstance(items, str) and key in ("then", "else", "do"):
-                items = [{"do": items}]
+                # statements written as one text: compiled at the text's own place in the file
+                fn = self.comp.effect(items, loc, scope, what=f"{label} effect")
+                return self.add(Node("effect", loc, label, fn=fn))
             else:
                 self.diags.add("F002", f"{label}: expected a list of flow items", loc)
                 return self.add(Node("seq", loc, label))

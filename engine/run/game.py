@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dsl.runtime import copy_value
+from engine.base.text import safe_text
 from engine.model import Model
 from engine.run.chance import MASK64, SEEDING, Chance
 from engine.run.log import Recorder, player_log
@@ -51,7 +52,7 @@ class Decision:
         text = self._pending["prompt"]
         if text is None:  # the choice's frame is on top of the flow while it is pending
             frame = self._game.state["flow"][-1]
-            text = self._game.model.nodes[frame["n"]].prompt(self._game._ctx(frame["v"]))
+            text = safe_text(str(self._game.model.nodes[frame["n"]].prompt(self._game._ctx(frame["v"]))))
         return text  # not stored: reading a prompt never changes the state
 
     def __repr__(self) -> str:
@@ -186,8 +187,10 @@ class Game(FlowMachine):
         """An independent copy (no log) for search: changes to it never touch this game."""
         return Game(self.model, copy_value(self.state), log=[], logging=False)
 
-    def save(self) -> dict:
-        return save_data(self.model, self.state)
+    def save(self, seats: list[str] | None = None) -> dict:
+        """The game as a save (JSON-ready): rules, state and checksum; `seats` records who plays
+        each seat (human, random, ...) so that people stay people when it is continued."""
+        return save_data(self.model, self.state, seats)
 
     @classmethod
     def from_save(cls, model: Model, save: dict) -> Game:

@@ -10,12 +10,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dsl.runtime import Ctx, RuleError, copy_value
+from dsl.primitives import describe
+from dsl.runtime import Ctx, Meter, RuleError, copy_value, store_value
+from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
 from engine.run.log import Recorder
 from engine.run.state import controller, state_hash
+
+MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
+MAX_REPEAT = 1_000_000  # times of one `repeat`
+MAX_WHILE = 100_000  # rounds of one `while`
+
+
+def _number(value: Any, fn: Any, player: str) -> Any:
+    """A score or tie-break must be a number: the ranking compares them."""
+    if isinstance(value, (int, float)) and value - value == 0:  # a bool is a number (true > false); NaN, inf are not
+        return value
+    raise RuleError(f"the score of {player} must be a number, got {describe(value)}", getattr(fn, "loc", None))
 
 
 class FlowMachine:
@@ -28,6 +41,7 @@ class FlowMachine:
         self.dice = Chance(state)
         self.counts: dict[str, int] = {}  # how often each step, trigger and event ran (for reports)
         self._sched: list[tuple[str, dict]] = []
+        self.meter = Meter()  # the work budget between two decisions, shared by every rule run here
 
     @property
     def silent(self) -> bool:
@@ -39,6 +53,8 @@ class FlowMachine:
         state = self.state
         stack = state["flow"]
         nodes = self.model.nodes
+        meter = self.meter
+        meter.used = 0  # a new stretch between two decisions
         while state["pending"] is None and not state["over"]:
             if not stack:
                 self._finish()
@@ -46,6 +62,12 @@ class FlowMachine:
             frame = stack[-1]
             node = nodes[frame["n"]]
             kind = node.kind
+            meter.used += 1  # every flow step is work too
+            if meter.used > meter.limit:
+                meter.over(node.loc)
+            if len(stack) > MAX_FLOW_DEPTH:
+                raise RuleError(f"the flow is nested more than {MAX_FLOW_DEPTH:,} levels deep: a step that "
+                                "runs itself (its own flow, or `run` of itself) never ends", node.loc, code="E002")
             if kind == "seq":
                 i = frame["i"]
                 if i < len(node.children):
@@ -58,7 +80,7 @@ class FlowMachine:
                 self._call_effect(node.fn, dict(frame["v"]))
             elif kind == "call":
                 stack.pop()
-                args = {k: fn(self._ctx(frame["v"])) for k, fn in node.args.items()}
+                args = {k: store_value(fn(self._ctx(frame["v"])), "a step's arguments") for k, fn in node.args.items()}
                 self._push(self.model.steps[node.step], {}, args)
             elif kind == "step":
                 if frame["i"] == 0:
@@ -66,6 +88,7 @@ class FlowMachine:
                     self.counts[node.label] = self.counts.get(node.label, 0) + 1
                     if node.title:
                         title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
+                        title = safe_text(title) if isinstance(title, str) else title
                         self.recorder.record({"t": "step", "step": node.label, "title": title})
                     if node.body >= 0:
                         self._push(node.body, frame["v"])
@@ -75,14 +98,15 @@ class FlowMachine:
                 if "x" not in frame:
                     got = node.fn(self._ctx(frame["v"]))
                     if kind == "repeat":
-                        if not isinstance(got, int) or got < 0 or got > 1_000_000:
-                            raise RuleError(f"repeat needs a whole number from 0, got {got!r}", node.loc)
+                        if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
+                            raise RuleError(f"repeat needs a whole number from 0 to {MAX_REPEAT:,}, got "
+                                            f"{describe(got)}", node.loc)
                         got = list(range(1, got + 1))
                     elif isinstance(got, dict):
                         got = list(got)
                     elif not isinstance(got, list):
-                        raise RuleError(f"`for` needs a list, got {got!r}", node.loc)
-                    frame["x"] = copy_value(got)
+                        raise RuleError(f"`for` needs a list, got {describe(got)}", node.loc)
+                    frame["x"] = store_value(got, "a loop of the flow")
                 i = frame["i"]
                 if i < len(frame["x"]):
                     frame["i"] = i + 1
@@ -95,8 +119,8 @@ class FlowMachine:
                 else:
                     stack.pop()
             elif kind == "while":
-                if frame["i"] > 100_000:
-                    raise RuleError("a `while` loop ran 100,000 times; it probably never ends", node.loc)
+                if frame["i"] > MAX_WHILE:
+                    raise RuleError(f"a `while` loop ran {MAX_WHILE:,} times; it probably never ends", node.loc)
                 if node.fn(self._ctx(frame["v"])):
                     frame["i"] += 1
                     self._push(node.body, frame["v"])
@@ -121,7 +145,7 @@ class FlowMachine:
         self.state["flow"].append({"n": idx, "i": 0, "v": v})
 
     def _ctx(self, vars: dict) -> Ctx:
-        return Ctx(self.state, self.model, self, vars)
+        return Ctx(self.state, self.model, self, vars, meter=self.meter)
 
     def _call_effect(self, fn: Callable | None, vars: dict) -> None:
         if fn is None:
@@ -142,8 +166,8 @@ class FlowMachine:
         if isinstance(options, dict):
             options = list(options)
         if not isinstance(options, list):
-            raise RuleError(f"the options of `{node.var}` must be a list, got {options!r}", node.loc)
-        options = copy_value(options)
+            raise RuleError(f"the options of `{node.var}` must be a list, got {describe(options)}", node.loc)
+        options = store_value(options, "a choice's options")
         if node.optional:
             options.append(None)
         if not options or (len(options) == 1 and options[0] is None):
@@ -153,14 +177,14 @@ class FlowMachine:
             return
         player = node.player(c)
         if player not in self.state["players"]:
-            raise RuleError(f"choice `{node.var}`: {player!r} is not a player", node.loc)
+            raise RuleError(f"choice `{node.var}`: {describe(player)} is not a player", node.loc)
         if len(options) == 1:  # nothing to decide: take it without asking
             self.state["flow"].pop()
             if node.body >= 0:
                 self._push(node.body, frame["v"], {node.var: options[0]})
             return
         # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-        prompt = None if self.silent else node.prompt(c)
+        prompt = None if self.silent else safe_text(str(node.prompt(c)))
         self.state["pending"] = {"player": controller(self.state, player), "options": options, "prompt": prompt,
                                  "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
 
@@ -171,7 +195,7 @@ class FlowMachine:
         scores = {}
         for p in self.state["players"]:
             c = self._ctx({"player": p})
-            key = [m.score(c) if m.score else 0] + [t(c) for t in m.tiebreak]
+            key = [_number(m.score(c), m.score, p) if m.score else 0] + [_number(t(c), t, p) for t in m.tiebreak]
             scores[p] = key
         best = max(scores.values()) if scores else None
         ranking = sorted(self.state["players"], key=lambda p: scores[p], reverse=True)
@@ -195,7 +219,7 @@ class FlowMachine:
         return value
 
     def say(self, c: Ctx, text: str) -> None:
-        self.recorder.record({"t": "say", "text": text})
+        self.recorder.record({"t": "say", "text": safe_text(text)})
 
     def end_game(self, c: Ctx) -> None:
         self.state["flow"].clear()
