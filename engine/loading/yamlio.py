@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -33,7 +36,7 @@ from yaml.events import (
 
 from engine.base.diagnostics import Diagnostics, Loc
 
-__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of"]
+__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overridden"]
 
 # The C loader is ~10x faster; both produce identical, character-based marks.
 _LOADER = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
@@ -99,6 +102,22 @@ def loc_of(container: Any, key_or_index: Any, *, key: bool = False) -> Loc:
     return Loc()
 
 
+# Texts that replace files on disk while they are being edited (the language server checks an
+# editor's unsaved buffer): absolute real path -> text. See `overridden`.
+_OVERRIDES: ContextVar[dict[str, str]] = ContextVar("daimyo_yaml_overrides", default={})  # noqa: B039
+
+
+@contextmanager
+def overridden(texts: dict[str, str]) -> Iterator[None]:
+    """Within this block, `load_yaml` of one of these paths reads the given text instead of
+    the file (which need not be saved), so validation sees what an editor shows."""
+    token = _OVERRIDES.set({**_OVERRIDES.get(), **{os.path.realpath(k): v for k, v in texts.items()}})
+    try:
+        yield
+    finally:
+        _OVERRIDES.reset(token)
+
+
 def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = 2_000_000,
               max_depth: int = 64, max_nodes: int = 200_000, display_name: str | None = None) -> Any:
     """Load one YAML file; return its value (LocDict/LocList/scalar), or None on error.
@@ -112,6 +131,11 @@ def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = 2
     `(loc.line + k - 1, loc.col + c - 1)` in the file.
     """
     file = display_name if display_name is not None else str(path)
+    overrides = _OVERRIDES.get()
+    if overrides:
+        text = overrides.get(os.path.realpath(path))
+        if text is not None:
+            return load_yaml_text(text, file, diags, max_bytes=max_bytes, max_depth=max_depth, max_nodes=max_nodes)
     try:
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode):
