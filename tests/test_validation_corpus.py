@@ -124,6 +124,11 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "patch-conflict":             ("P025", "wild/rules.yaml", 2, 5, "`wild` and `slow` both change"),
     "patch-insert-unknown-step":  ("P026", "rules.yaml", 6, 13, "no flow step named `scoring`"),
     "patch-insert-ambiguous-step": ("P027", "rules.yaml", 8, 12, "appears in 2 flows"),
+    # ---- issue 16: validation sees what play would hit ----
+    "mod-setup-table-unknown-space":   ("R011", "rules.yaml", 2, 30, "`Chibaa` is not a province"),
+    "mod-when-option-nobody-declares": ("P004", "ruleset.yaml", 8, 31, "neither `mod-when` nor the rulesets"),
+    "mod-patch-breaks-base":           ("D101", "rules.yaml", 2, 5,
+                                        "`rounds` (in tests/rulesets/mini-map/rules.yaml:50:13, after `mod-break`"),
 }
 
 # Cases that are not validated as their own folder (or with the fixture they extend).
@@ -139,7 +144,7 @@ TARGETS = {
     "file-outside-package": ["tests/broken/file-outside-package/tiny"],
     "extends-cycle": ["tests/broken/extends-cycle/a"],
 }
-CLEAN = {"patch-conflict-ordered", "runaway-rule"}  # these validate without any diagnostic
+CLEAN = {"patch-conflict-ordered", "runaway-rule", "mod-when-base-option"}  # validate without any diagnostic
 FIXTURES = {"race", "mini-map"}
 
 

@@ -107,6 +107,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             static[iid] = s
     collections = {k.collection: tuple(str(i) for i in k.items) for k in kinds.values() if k.collection}
     _check_refs(data, kinds, board, diags)
+    _check_constant_names(data, kinds, board, diags)
     # ---- symbols ----
     sym = Symbols()
     globals_: dict[str, Any] = {}
@@ -265,6 +266,49 @@ def _check_refs(data: dict, kinds: dict[str, Kind], board: Board | None, diags: 
                     diags.add("R010", f"{kname} `{iid}`: {attr} `{name}` is not a {target}",
                               loc if loc.line else loc_of(kinds[kname].items, iid, key=True),
                               hint=did_you_mean(str(name), valid))
+
+
+def _check_constant_names(data: dict, kinds: dict[str, Kind], board: Board | None, diags: Diagnostics) -> None:
+    """R011: a list in the constants (a set-up table, a deck) most of whose items name spaces,
+    regions or items of one kind must name only those: `[Suruga, Mino, Surugaa]` is a typo, or a name from
+    another board, that play would trip over. Keys of a mapping are checked the same way."""
+    category: dict[str, str] = {}
+    for kname, k in kinds.items():
+        for iid in k.items:
+            category.setdefault(str(iid), f"{kname}")
+    if board is not None:
+        for sid in (data["board"].get("spaces") or {}):
+            category[str(sid)] = board.space_kind or "space"
+        for rid in board.regions:
+            category.setdefault(str(rid), "region")
+
+    def check(names: list[tuple[str, Loc]], where: str) -> None:
+        kinds_seen = [category[n] for n, _ in names if n in category]
+        # Only where most names are known ids: a map like {turn: ..., ronin: ...} merely shares a word.
+        if len(kinds_seen) < 2 or len(kinds_seen) == len(names) or 2 * len(kinds_seen) <= len(names):
+            return
+        what = max(set(kinds_seen), key=kinds_seen.count)
+        valid = [n for n, c in category.items() if c == what]
+        for name, loc in names:
+            if name not in category:
+                diags.add("R011", f"{where}: `{name}` is not a {what} (the other names here are {what}s)", loc,
+                          hint=did_you_mean(name, valid) or f"no {what} is called `{name}` in this combo")
+
+    stack: list[tuple[Any, str, int]] = [(v, f"constants.{k}", 0) for k, v in data["constants"].items()]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > 8:
+            continue
+        if isinstance(value, list):
+            if value and all(isinstance(x, str) for x in value):
+                check([(x, loc_of(value, i)) for i, x in enumerate(value)], where)
+            else:
+                stack.extend((x, f"{where}[{i}]", depth + 1) for i, x in enumerate(value))
+        elif isinstance(value, dict):
+            keys = list(value)
+            if keys and all(isinstance(x, str) for x in keys):
+                check([(x, loc_of(value, x, key=True)) for x in keys], where)
+            stack.extend((x, f"{where}.{k}", depth + 1) for k, x in value.items())
 
 
 def _fingerprint(combo: Combo, res: Resolved) -> str:
