@@ -59,7 +59,7 @@ class FlowMachine:
             elif kind == "call":
                 stack.pop()
                 args = {k: fn(self._ctx(frame["v"])) for k, fn in node.args.items()}
-                self._push(self.model.steps[node.step], {}, args)
+                self._push(self.model.steps[node.step or self._dispatched(node, frame, args)], {}, args)
             elif kind == "step":
                 if frame["i"] == 0:
                     frame["i"] = 1
@@ -113,6 +113,17 @@ class FlowMachine:
                 raise RuleError(f"unknown flow node {kind}", node.loc)
 
     # ---- flow helpers ----
+
+    def _dispatched(self, node: Any, frame: dict, args: dict) -> str:
+        """The step a `dispatch:` item names at this moment; it must exist and take these arguments."""
+        name = node.fn(self._ctx(frame["v"])) if node.fn else None
+        if not isinstance(name, str) or name not in self.model.steps:
+            raise RuleError(f"dispatch: `{name}` is not a step", node.loc)
+        params = self.model.nodes[self.model.steps[name]].params
+        if set(params) != set(args):
+            raise RuleError(f"dispatch: step `{name}` takes {', '.join(params) or 'no arguments'}, "
+                            f"not {', '.join(args) or 'none'}", node.loc)
+        return name
 
     def _push(self, idx: int, parent_vars: dict, extra: dict | None = None) -> None:
         v = dict(parent_vars)
