@@ -141,6 +141,12 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                           ("events", sym.events), ("modifiers", sym.modifiers), ("steps", sym.steps)):
         for name, spec in data[table].items():
             target[name] = Callable_(tuple(spec.get("params") or ()), loc_of(data[table], name, key=True))
+    # Every step is announced before and after it runs: `before_STEP` / `after_STEP`, with the
+    # step's params, so a variant listens to any step without copying it (a declared event of
+    # the same name wins).
+    for name, step in sym.steps.items():
+        for hook in (f"before_{name}", f"after_{name}"):
+            sym.events.setdefault(hook, Callable_(step.params, step.loc))
     for name in [*sym.functions, *sym.procedures]:
         if name in PRIMITIVES:
             diags.add("R004", f"`{name}` is a built-in function; choose another name",

@@ -69,8 +69,10 @@ class FlowMachine:
                         self.recorder.record({"t": "step", "step": node.label, "title": title})
                     if node.body >= 0:
                         self._push(node.body, frame["v"])
+                    self._step_hook("before_", node, frame)  # steps it schedules run before the body
                 else:
                     stack.pop()
+                    self._step_hook("after_", node, frame)
             elif kind == "repeat" or kind == "for":
                 if "x" not in frame:
                     got = node.fn(self._ctx(frame["v"]))
@@ -113,6 +115,15 @@ class FlowMachine:
                 raise RuleError(f"unknown flow node {kind}", node.loc)
 
     # ---- flow helpers ----
+
+    def _step_hook(self, when: str, node: Any, frame: dict) -> None:
+        """Run the triggers listening to `before_STEP` / `after_STEP` (if any) with the step's arguments."""
+        event = when + node.label
+        if event in self.model.triggers:
+            self._sched = []
+            c = self._ctx(frame["v"])
+            self.emit(c, event, {p: frame["v"].get(p) for p in node.params})
+            self._flush_schedule()
 
     def _dispatched(self, node: Any, frame: dict, args: dict) -> str:
         """The step a `dispatch:` item names at this moment; it must exist and take these arguments."""
