@@ -42,6 +42,9 @@ def build(combo_text: str | list[str], options: dict[str, Any] | None, players: 
     return build_combo(combo, diags)
 
 
+HOOKS = ("before", "after")  # every step is announced as before_STEP and after_STEP
+
+
 def build_combo(combo: Combo, diags: Diagnostics) -> Model | None:
     """Layer and compile an already resolved combo (its options and player count fixed)."""
     resolved = resolve(combo, diags)
@@ -144,9 +147,12 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     # Every step is announced before and after it runs: `before_STEP` / `after_STEP`, with the
     # step's params, so a variant listens to any step without copying it (a declared event of
     # the same name wins).
+    # Declared only where a trigger listens, so reports list only events the rules name.
+    listened = {str(t.get("on")) for t in data["triggers"].values() if isinstance(t, dict)}
     for name, step in sym.steps.items():
-        for hook in (f"before_{name}", f"after_{name}"):
-            sym.events.setdefault(hook, Callable_(step.params, step.loc))
+        for hook in (f"{w}_{name}" for w in HOOKS):
+            if hook in listened:
+                sym.events.setdefault(hook, Callable_(step.params, step.loc))
     for name in [*sym.functions, *sym.procedures]:
         if name in PRIMITIVES:
             diags.add("R004", f"`{name}` is a built-in function; choose another name",
@@ -164,7 +170,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         ev = t["on"]
         if ev not in sym.events:
             diags.add("R005", f"trigger `{tid}` listens to unknown event `{ev}`", loc_of(t, "on"),
-                      hint=did_you_mean(ev, sym.events))
+                      hint=did_you_mean(ev, [*sym.events, *(f"{w}_{s}" for s in sym.steps for w in HOOKS)]))
             continue
         params = set(sym.events[ev].params)
         when = comp.expression(t["when"], loc_of(t, "when"), params, "condition") if "when" in t else None
