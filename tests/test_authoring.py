@@ -58,3 +58,28 @@ def test_the_typo_example_gives_the_error_the_page_shows(tmp_path: Path) -> None
     shown = re.search(r"```\n(cheap-castles/rules.yaml:.*?)```", DOC, re.S).group(1)
     for line in shown.strip().splitlines():
         assert line.strip() in r.stderr, f"the page shows `{line.strip()}`; validate printed:\n{r.stderr}"
+
+
+def test_the_new_board_tutorial_works_as_written(tmp_path: Path) -> None:
+    section = DOC[DOC.index("# A new board"):]
+    r = daimyo("new", "board", "island", "--extends", "shogun", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.splitlines()[0] in section, r.stdout + r.stderr
+    readme = (tmp_path / "island" / "README.md").read_text(encoding="utf-8")
+    for must in ("`constants.regions`", "`constants.fixed_setup_sun` (set when setup is fixed)",
+                 "`building_spaces`, `rice`, `tax`", "`board.links`", "`board.sets`", "`board.layout`"):
+        assert must in readme, must
+    rules = tmp_path / "island" / "rules.yaml"
+    rules.write_text(re.sub(r"\bSuruga\b", "Suruga-oki", rules.read_text(encoding="utf-8")), encoding="utf-8")
+    r = daimyo("validate", "./island", cwd=tmp_path)
+    assert r.returncode == 1
+    shown = re.search(r"```\n(island/rules-setup-fixed.yaml:.*?)```", section, re.S).group(1)
+    for line in shown.strip().splitlines():
+        assert line.strip() in r.stderr, f"the page shows `{line.strip()}`; validate printed:\n{r.stderr}"
+    fixed = tmp_path / "island" / "rules-setup-fixed.yaml"
+    fixed.write_text(re.sub(r"\bSuruga\b", "Suruga-oki", fixed.read_text(encoding="utf-8")), encoding="utf-8")
+    r = daimyo("validate", "./island", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = daimyo("scenario", "island/tests", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = daimyo("play", "shogun+./island", "--players", "4", "--bots", "random", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0 and "Winner" in r.stdout, r.stderr

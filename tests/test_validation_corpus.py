@@ -144,6 +144,11 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "link-data-outside":          ("P003", "pkg/secret.yaml", 0, 0, "outside the package folder"),
     "package-too-large":          ("P028", "ruleset.yaml", 1, 1, "bytes in all; the limit is 20,000,000"),
     "package-too-many-files":     ("P028", "ruleset.yaml", 1, 1, "data files; the limit is 500"),
+    # ---- issue 16: validation sees what play would hit ----
+    "mod-setup-table-unknown-space":   ("R014", "rules.yaml", 2, 30, "`Chibaa` is not a province"),
+    "mod-when-option-nobody-declares": ("P004", "ruleset.yaml", 8, 31, "neither `mod-when` nor the rulesets"),
+    "mod-patch-breaks-base":           ("D101", "rules.yaml", 2, 5,
+                                        "`rounds` (in tests/rulesets/mini-map/rules.yaml:50:13, after `mod-break`"),
 }
 VALIDATE_SECONDS = 10.0  # every case, hostile ones included, is reported within this (typically < 1 s)
 
@@ -162,7 +167,7 @@ TARGETS = {
     "link-manifest-outside": ["tests/broken/link-manifest-outside/pkg"],
     "link-data-outside": ["tests/broken/link-data-outside/pkg"],
 }
-CLEAN = {"patch-conflict-ordered", "runaway-rule"}  # these validate without any diagnostic
+CLEAN = {"patch-conflict-ordered", "runaway-rule", "mod-when-base-option"}  # validate without any diagnostic
 FIXTURES = {"race", "mini-map"}
 
 

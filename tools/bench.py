@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from engine.base.console import EPILOG
+from engine.base.console import EPILOG, add_format_option, rate_text
 from engine.base.diagnostics import Diagnostics
 from engine.loading.package import bundled_ids
 from engine.model import Model, build
@@ -123,6 +123,7 @@ def _clone_cost(model: Model, players: int) -> dict[str, Any]:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    args.json = args.json or args.format == "json"
     combos = [args.combo] if args.combo else [c for c in DEFAULT_COMBOS if _available(c)]
     results: dict[str, Any] = {"machine": machine()}
     if not args.combo:
@@ -138,7 +139,7 @@ def run_bench(args: argparse.Namespace) -> int:
             if "error" in row:
                 print(f"{combo}: cannot load:\n{row['error']}")
                 continue
-            print(f"{combo} ({row['players']} players): {row['games_per_s']} games/s, "
+            print(f"{combo} ({row['players']} players): {rate_text(row['games_per_s'], 'game')}, "
                   f"{row['decisions_per_s']} decisions/s ({row['decisions_per_game']} per game), "
                   f"clone {row['clone_us']} us, save {row['save_us']} us ({row['save_kb']} KB)")
     results["rulesets"] = rows
@@ -163,5 +164,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("combo", nargs="?", metavar="COMBO")
     b.add_argument("--players", type=int, default=None)
     b.add_argument("--seconds", type=float, default=3.0, help="time budget per measurement (default 3)")
-    b.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_format_option(b)
+    b.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the old spelling of --format json
     b.set_defaults(func=run_bench)

@@ -427,13 +427,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="balance tables and charts from a simulate results file",
         description="Print balance tables for every sweep in FILE (from `daimyo simulate --db FILE`): win rate "
-        "per seat and per bot with 95%% Wilson intervals, score distributions, game length, how often each "
+        "per seat and per bot with 95% Wilson intervals, score distributions, game length, how often each "
         "rule fired (rules that never fired are flagged), and a side-by-side comparison when FILE holds several "
         "sweeps. See docs/simulate.md.")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--sweep", type=int, action="append", default=[], metavar="ID",
                    help="only these sweeps (repeat the flag; default: all)")
-    p.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    p.add_argument("--format", choices=["human", "text", "markdown", "json"], default="human",
+                   help="human (or text): tables for people (default); markdown; json: one JSON document on stdout "
+                   "(docs/output-formats.md)")
     p.add_argument("--rules", choices=["all", "never", "none"], default="all",
                    help="rule table: every rule (default), only the never-fired ones, or none")
     p.add_argument("--plots", metavar="DIR", help="write charts (PNG and SVG) here; needs matplotlib")

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from engine.base.console import EPILOG, parse_options
+from engine.base.console import EPILOG, add_format_option, parse_options, rate_text
 from tools.store import Store, SweepSpec
 
 DEFAULT_DB = "simulate.db"
@@ -271,7 +271,7 @@ class Progress:
         width = 24
         filled = int(frac * width)
         bar = "#" * filled + "-" * (width - filled)
-        return (f"[{bar}] {self.done}/{self.total} games {frac:4.0%}  {rate:,.1f} games/s  "
+        return (f"[{bar}] {self.done}/{self.total} games {frac:4.0%}  {rate_text(rate, 'game')}  "
                 f"left {_clock(left)}  elapsed {_clock(elapsed)}")
 
     def _draw(self, now: float) -> None:
@@ -338,7 +338,7 @@ class SweepOutcome:
         errs = f"; {self.errors} game(s) failed (see the error column)" if self.errors else ""
         return (f"{head}: {self.label}: {self.stored}/{self.requested} games stored in {self.db} "
                 f"(sweep {self.sweep_id}); this run played {self.played} in {self.seconds:.1f} s, "
-                f"{self.games_per_s:,.1f} games/s with {self.jobs} job(s) ({self.backend}){rss}{errs}")
+                f"{rate_text(self.games_per_s, 'game')} with {self.jobs} job(s) ({self.backend}){rss}{errs}")
 
 
 def parse_bots(spec: str, players: int) -> tuple[str, ...]:
@@ -500,7 +500,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="how worker processes start (default: fork on Linux, else spawn)")
     p.add_argument("--stop-after", type=int, default=None, metavar="N", help=argparse.SUPPRESS)  # tests: stop early
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print the run's figures as JSON")
+    add_format_option(p)
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the old spelling of --format json
     p.set_defaults(func=cmd_simulate)
 
 
@@ -524,7 +525,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return 1
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if args.json:
+    if args.json or args.format == "json":
         print(json.dumps({"db": outcome.db, "sweep": outcome.sweep_id, "stored": outcome.stored,
                           "requested": outcome.requested, "played": outcome.played,
                           "seconds": round(outcome.seconds, 3), "games_per_s": round(outcome.games_per_s, 2),

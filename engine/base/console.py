@@ -3,6 +3,7 @@ exit codes, `--option NAME=VALUE` pairs, the COMBO help text, and diagnostics ou
 human and JSON formats."""
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -40,3 +41,30 @@ def report(diags: Diagnostics, fmt: str = "human", stream: Any = None) -> None:
         print(diags.render(), file=stream)
         n_err, n_warn = len(diags.errors), len(diags) - len(diags.errors)
         print(f"{n_err} error(s), {n_warn} warning(s)", file=stream)
+
+
+# ---- machine-readable output (docs/output-formats.md) ----
+
+FORMAT_HELP = "human: text for people (default); json: one JSON document on stdout (docs/output-formats.md)"
+
+
+def add_format_option(parser: Any, extra: tuple[str, ...] = ()) -> None:
+    """The one `--format` flag every reporting command takes: `human` (default) or `json`."""
+    parser.add_argument("--format", choices=["human", *extra, "json"], default="human", help=FORMAT_HELP)
+
+
+def print_json(value: Any) -> None:
+    """The whole result as one JSON document on stdout (UTF-8 text, keys in a stable order)."""
+    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def rate_text(per_second: float, unit: str) -> str:
+    """A rate people can read at any speed: `1,234 games/s`, `3.4 games/s`, or, below one per
+    second, `25.0 s per game` (never `0.0 games/s`)."""
+    if per_second <= 0:
+        return f"0 {unit}s/s"
+    if per_second >= 100:
+        return f"{per_second:,.0f} {unit}s/s"
+    if per_second >= 1:
+        return f"{per_second:.1f} {unit}s/s"
+    return f"{1 / per_second:.1f} s per {unit}"

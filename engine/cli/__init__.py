@@ -1,7 +1,7 @@
 """The front door: the `daimyo` command, one module per subcommand.
 
 It owns the command line and everything a person sees at the terminal: `validate`,
-`describe`, `play` (with `human` for a person's seat), `replay` and `scenario`, each in its own
+`describe`, `play` (with `human` for a person's seat), `replay`, `scenario`, `new` and `lsp`, each in its own
 module with an `add_parser(sub)` that declares its arguments. It may import every engine layer
 below it. The tools (tools/) sit beside it: they register their own subcommands through the
 `daimyo.commands` entry point group, so neither side imports the other.
@@ -13,14 +13,31 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from importlib import metadata
+from importlib import metadata, resources
+from pathlib import Path
 
 from engine import __version__
 from engine.base.console import EPILOG
-from engine.cli import describe, play, replay, scenario, validate
+from engine.cli import describe, lsp, new, play, replay, scenario, validate
 
-COMMANDS = (validate, describe, play, replay, scenario)  # in the order `daimyo --help` lists them
+COMMANDS = (validate, describe, play, replay, scenario, new, lsp)  # in the order `daimyo --help` lists them
 ENTRY_POINTS = "daimyo.commands"  # where other packages (our tools/, plug-ins) register subcommands
+
+
+def package_folder(name: str) -> str:
+    """Where an installed data package (schemas, rulesets, daimyo_docs) is on disk."""
+    try:
+        return str(resources.files(name))
+    except (ModuleNotFoundError, TypeError):
+        return "?"
+
+
+def manual_folder() -> str:
+    """The docs/ folder: installed as `daimyo_docs`, or beside the source in a checkout."""
+    checkout = Path(__file__).resolve().parents[2] / "docs"
+    if (checkout / "authoring.md").is_file():
+        return str(checkout)
+    return package_folder("daimyo_docs")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="daimyo", description="A rules-as-data engine for the Shogun family of "
                                 "board games: validate rulesets, play, replay, test and benchmark them.",
-                                epilog=EPILOG)
+                                epilog=f"{EPILOG} Manual: {manual_folder()} (start with README.md there, "
+                                "authoring.md for a first variant). JSON Schemas for editors: "
+                                f"{package_folder('schemas')}.")
     p.add_argument("--version", action="version", version=f"daimyo {__version__}")
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
     for command in COMMANDS:

@@ -17,7 +17,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from engine.base.console import EPILOG, parse_options, report
+from engine.base.console import EPILOG, add_format_option, parse_options, print_json, report
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.base.text import safe_text
 from engine.loading.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
@@ -32,18 +32,51 @@ SECTION_ORDER = ("globals", "constants", "kinds", "board", "events", "functions"
 def describe(combo_text: str, options: dict[str, Any] | None, players: int | None, resolved: bool,
              diags: Diagnostics) -> str | None:
     """The description of a combo, or None (with diagnostics) when it does not load."""
+    model = _model(combo_text, options, players, diags)
+    if model is None:
+        return None
+    if resolved:
+        return resolved_text(model.resolved, model.combo)
+    return summary(model)
+
+
+def describe_json(combo_text: str, options: dict[str, Any] | None, players: int | None, resolved: bool,
+                  diags: Diagnostics) -> dict | None:
+    """The same as `describe`, as data (docs/output-formats.md)."""
+    model = _model(combo_text, options, players, diags)
+    if model is None:
+        return None
+    combo, res = model.combo, model.resolved
+    lo, hi = _player_range(combo)
+    out: dict[str, Any] = {
+        "combo": combo.name, "players": {"min": lo, "max": hi, "described_for": combo.players},
+        "packages": [{"id": p.id, "version": p.version, "extends": p.extends, "requires": p.requires,
+                      "after": p.after, "root": str(p.root),
+                      "files": [f.display for f in p.files if included(f.when, combo)]} for p in combo.packages],
+        "options": {k: {"value": combo.options.get(k), **v} for p in combo.packages for k, v in p.options.items()},
+    }
+    if resolved:
+        out["resolved"] = res.data
+        out["provenance"] = {path: {"package": pkg, "file": loc.file, "line": loc.line, "col": loc.col}
+                             for path, (pkg, loc) in res.provenance.items()}
+    else:
+        out["contents"] = {s: len(res.data[s]) for s in ("steps", "triggers", "modifiers", "procedures",
+                                                         "functions", "events", "checks")}
+        out["kinds"] = {k.name: len(k.items) for k in model.kinds.values()}
+        out["changed_by_expansions"] = {path: {"package": pkg, "file": loc.file, "line": loc.line}
+                                        for path, (pkg, loc) in sorted(res.provenance.items())
+                                        if pkg != combo.base.id and path.count(".") == 1}
+    return out
+
+
+def _model(combo_text: str, options: dict[str, Any] | None, players: int | None, diags: Diagnostics) -> Model | None:
     combo = resolve_combo(combo_text, diags, options or {}, players)
     if combo is None:
         return None
     if combo.players is None and any("players" in f.when for p in combo.packages for f in p.files):
         # Some files load only for some player counts: describe the smallest game.
         combo = replace(combo, players=_player_range(combo)[0])
-    model = build_combo(combo, diags)
-    if model is None:
-        return None
-    if resolved:
-        return resolved_text(model.resolved, model.combo)
-    return summary(model)
+    return build_combo(combo, diags)
 
 
 # ---- the summary ----
@@ -351,11 +384,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--resolved", action="store_true", help="print the resolved ruleset with provenance")
     d.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     d.add_argument("--players", type=int, default=None)
+    add_format_option(d)
     d.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     diags = Diagnostics()
+    if args.format == "json":
+        data = describe_json(args.combo, parse_options(args.option), args.players, args.resolved, diags)
+        if data is None:
+            report(diags, "json")
+            return 1
+        print_json(data)
+        return 0
     text = describe(args.combo, parse_options(args.option), args.players, args.resolved, diags)
     if text is None:
         report(diags)

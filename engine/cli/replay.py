@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from dsl.runtime import RuleError
+from engine.base.console import add_format_option, print_json
 from engine.base.diagnostics import Diagnostics
 from engine.base.text import safe_text
 from engine.model import build
@@ -138,10 +139,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "an altered log stops with exit 1 at the first line that differs.")
     r.add_argument("file", metavar="FILE")
     r.add_argument("--quiet", action="store_true")
+    add_format_option(r)
     r.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     ok, message = replay_file(args.file, quiet=args.quiet)
+    if args.format == "json":
+        print_json({"file": args.file, "ok": ok, "message": message})
+        return 0 if ok else 1
     print(message, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1

@@ -18,7 +18,7 @@ from typing import Any
 
 from dsl.compiler import Compiler, Symbols
 from dsl.runtime import Ctx, RuleError
-from engine.base.console import usage_error
+from engine.base.console import add_format_option, print_json, usage_error
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.base.text import safe_text
 from engine.loading.schema import check_scenario
@@ -400,6 +400,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Run scenario files or folders of them. Exit 1 if any fails.")
     s.add_argument("paths", nargs="+", metavar="FILE")
     s.add_argument("--verbose", "-v", action="store_true", help="print each scenario's account")
+    add_format_option(s)
     s.set_defaults(func=run)
 
 
@@ -408,6 +409,13 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         return usage_error(f"no such file or folder: {', '.join(missing)}")
     outcomes = run_paths(args.paths)
+    failed = sum(1 for o in outcomes if not o.ok)
+    if args.format == "json":
+        print_json({"passed": len(outcomes) - failed, "failed": failed, "scenarios": [
+            {"file": o.file, "title": o.title, "ok": o.ok, "account": o.account,
+             "failures": [{"file": loc.file, "line": loc.line, "col": loc.col, "message": msg}
+                          for loc, msg in o.failures]} for o in outcomes]})
+        return 1 if failed else 0
     failed = 0
     for o in outcomes:
         if o.ok:

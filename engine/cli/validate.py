@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.base.console import EPILOG, report
+from engine.base.console import EPILOG, add_format_option, report
 from engine.model.validate import validate_targets
 
 
@@ -13,7 +13,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Validate ruleset packages (ids, folders or COMBOs). An expansion is "
                        "checked together with the rulesets it extends. Exit 0 clean, 1 on errors.", epilog=EPILOG)
     v.add_argument("targets", nargs="+", metavar="PATH_OR_ID")
-    v.add_argument("--format", choices=["human", "json"], default="human")
+    add_format_option(v)
     v.set_defaults(func=run)
 
 

@@ -266,11 +266,14 @@ def _merge_list_section(res: Resolved, pkg: Package, section: str, body: list, l
 
 def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diagnostics,
                  by_id: dict[str, Package]) -> None:
-    op = next((k for k in ("replace", "merge", "remove", "insert") if k in patch), None)
+    op = next((k for k in ("replace", "merge", "remove", "insert", "replace_item", "remove_item") if k in patch), None)
     if op is None:  # the schema rejects this; stay safe if called on unchecked data
         return
     if op == "insert":
         _insert_step(res, pkg, patch, loc, diags, by_id)
+        return
+    if op in ("replace_item", "remove_item"):
+        _change_item(res, pkg, patch, op, loc, diags, by_id)
         return
     path = str(patch[op])
     parent, key = _find(res.data, path)
@@ -409,7 +412,7 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     path, lst = found[0]
     if not _claim(res, pkg, f"{path}:{where}:{anchor}", loc, diags, by_id):
         return
-    i = next(i for i, x in enumerate(lst) if _step_name(x) == anchor)
+    i = next(i for i, x in enumerate(lst) if anchor in _item_names(x))
     at = i if where == "before" else i + 1
     lst.insert(at, item)
     locs = getattr(lst, "item_locs", None)
@@ -423,11 +426,56 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     res.provenance[f"{path}+{_step_name(item) or 'item'}"] = (pkg.id, loc)
 
 
+def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, diags: Diagnostics,
+                 by_id: dict[str, Package]) -> None:
+    """`replace_item: NAME` with `value:`, or `remove_item: NAME`: one item of a flow, found by its
+    step name or `label` wherever it stands, so a variant changes one line of a flow, not the flow."""
+    name = patch[op]
+    found = _flow_lists_with(res.data, name)
+    if not found:
+        if not res.incomplete:
+            diags.add("P026", f"{op}: no flow item named `{name}`", loc_of(patch, op),
+                      hint=did_you_mean(str(name), _all_flow_names(res.data)) or "name an item with `label:`")
+        return
+    if len(found) > 1:
+        diags.add("P027", f"{op}: item `{name}` appears in {len(found)} flows; give it a unique `label`",
+                  loc_of(patch, op))
+        return
+    path, lst = found[0]
+    if not _claim(res, pkg, f"{path}:item:{name}", loc, diags, by_id):
+        return
+    i = next(i for i, x in enumerate(lst) if name in _item_names(x))
+    origins = next((o for known, o in res.flow_origins if known is lst), None)
+    if origins is None:
+        origins = [None] * len(lst)
+        res.flow_origins.append((lst, origins))
+    res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
+    if op == "remove_item":
+        del lst[i]
+        del origins[i]
+        return
+    lst[i] = patch.get("value")
+    origins[i] = (pkg.id, loc)
+    res.provenance[f"{path}+{_step_name(lst[i]) or name}"] = (pkg.id, loc)
+
+
+def _item_names(item: Any) -> tuple[str, ...]:
+    """Every name a flow item answers to: its step name and its `label`."""
+    if isinstance(item, str):
+        return (item,)
+    if isinstance(item, dict):
+        return tuple(item[k] for k in ("label", "step") if isinstance(item.get(k), str))
+    return ()
+
+
 def _step_name(item: Any) -> str | None:
+    """The stable name of a flow item: a step name, or its `label`."""
     if isinstance(item, str):
         return item
-    if isinstance(item, dict) and isinstance(item.get("step"), str):
-        return item["step"]
+    if isinstance(item, dict):
+        for key in ("label", "step"):
+            if isinstance(item.get(key), str):
+                return item[key]
     return None
 
 
@@ -451,11 +499,11 @@ def _iter_flow_lists(data: dict):
 
 
 def _flow_lists_with(data: dict, anchor: Any) -> list[tuple[str, list]]:
-    return [(p, lst) for p, lst in _iter_flow_lists(data) if any(_step_name(x) == anchor for x in lst)]
+    return [(p, lst) for p, lst in _iter_flow_lists(data) if any(anchor in _item_names(x) for x in lst)]
 
 
 def _all_flow_names(data: dict) -> list[str]:
-    return [n for _, lst in _iter_flow_lists(data) for n in map(_step_name, lst) if n]
+    return [n for _, lst in _iter_flow_lists(data) for x in lst for n in _item_names(x)]
 
 
 def check_resolved(res: Resolved, diags: Diagnostics) -> bool:

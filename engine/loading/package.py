@@ -42,6 +42,9 @@ class Package:
     after: list[str]
     files: list[DataFile] = field(default_factory=list)
     hands: dict[int, int] = field(default_factory=dict)  # player count -> hands each player plays
+    # `when:` names this package does not declare, left for its combo to check: an expansion may
+    # gate a file on an option of the ruleset it extends or requires (option, values, where).
+    inherited_when: list[tuple[str, list, Loc]] = field(default_factory=list)
 
     def loc(self, key: str) -> Loc:
         return loc_of(self.manifest, key) if key in self.manifest else Loc(self.manifest_file, 1, 1)
@@ -215,6 +218,9 @@ def _check_when(pkg: Package, entry: Any, when: dict[str, list], loc: Loc, diags
                               f"({pkg.players[0]}-{pkg.players[1]}): the file would never load", _first(vloc, wloc),
                               severity="warning")
             continue
+        if opt not in pkg.options and (pkg.extends or pkg.requires):
+            pkg.inherited_when.append((opt, values, wloc))  # the base may declare it: see _check_inherited_when
+            continue
         if opt not in pkg.options:
             diags.add("P004", f"`when` names option `{opt}`, which this package does not declare", wloc,
                       hint=did_you_mean(opt, [*pkg.options, "players"]) or
@@ -317,10 +323,35 @@ def resolve_combo(text: str | list[str], diags: Diagnostics, options: dict[str, 
             diags.add("P011", f"{'+'.join(x.id for x in order)} is for {lo}-{hi} players, not {players}",
                       base.loc("players"))
             return None
+    if not _check_inherited_when(order, diags):
+        return None
     chosen = _choose_options(order, options or {}, diags)
     if chosen is None:
         return None
     return Combo(order, chosen, players, "+".join(refs))
+
+
+def _check_inherited_when(order: list[Package], diags: Diagnostics) -> bool:
+    """A `when:` option an expansion does not declare must be declared by a package it builds on
+    (one loaded before it), with the values named."""
+    ok = True
+    for i, pkg in enumerate(order):
+        declared = {k: v for q in order[:i] for k, v in q.options.items()}
+        for opt, values, wloc in pkg.inherited_when:
+            if opt not in declared:
+                diags.add("P004", f"`when` names option `{opt}`, which neither `{pkg.id}` nor the rulesets it "
+                          "builds on declare", wloc,
+                          hint=did_you_mean(opt, [*declared, *pkg.options, "players"]) or
+                          "declare it under `options:` in the manifest")
+                ok = False
+                continue
+            allowed = declared[opt]["values"]
+            for v in values:
+                if not any(same_value(a, v) for a in allowed):
+                    diags.add("P015", f"`when: {opt}` value `{v}` is not a value of option `{opt}`: the file "
+                              "would never load", wloc,
+                              hint=did_you_mean(str(v), map(str, allowed)) or f"allowed: {_listed(allowed)}")
+    return ok
 
 
 def _first(*locs: Loc) -> Loc:
@@ -421,3 +452,7 @@ def _as_text(x: Any) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     return str(x).lower() if str(x).lower() in ("none", "null", "true", "false") else str(x)
+
+
+def _listed(values: list) -> str:
+    return ", ".join(map(str, values))

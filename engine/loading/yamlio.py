@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -33,7 +36,7 @@ from yaml.events import (
 
 from engine.base.diagnostics import Diagnostics, Loc
 
-__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of"]
+__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overridden"]
 
 # The C loader is ~10x faster; both produce identical, character-based marks.
 _LOADER = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
@@ -99,6 +102,22 @@ def loc_of(container: Any, key_or_index: Any, *, key: bool = False) -> Loc:
     return Loc()
 
 
+# Texts that replace files on disk while they are being edited (the language server checks an
+# editor's unsaved buffer): absolute real path -> text. See `overridden`.
+_OVERRIDES: ContextVar[dict[str, str]] = ContextVar("daimyo_yaml_overrides", default={})  # noqa: B039
+
+
+@contextmanager
+def overridden(texts: dict[str, str]) -> Iterator[None]:
+    """Within this block, `load_yaml` of one of these paths reads the given text instead of
+    the file (which need not be saved), so validation sees what an editor shows."""
+    token = _OVERRIDES.set({**_OVERRIDES.get(), **{os.path.realpath(k): v for k, v in texts.items()}})
+    try:
+        yield
+    finally:
+        _OVERRIDES.reset(token)
+
+
 MAX_FILE_BYTES = 2_000_000  # one YAML file (Y006)
 MAX_DEPTH = 64  # nesting of mappings and lists (Y005)
 MAX_NODES = 200_000  # values a file may expand to, aliases included (Y004)
@@ -117,6 +136,11 @@ def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = M
     `(loc.line + k - 1, loc.col + c - 1)` in the file.
     """
     file = display_name if display_name is not None else str(path)
+    overrides = _OVERRIDES.get()
+    if overrides:
+        text = overrides.get(os.path.realpath(path))
+        if text is not None:
+            return load_yaml_text(text, file, diags, max_bytes=max_bytes, max_depth=max_depth, max_nodes=max_nodes)
     try:
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode):

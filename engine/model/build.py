@@ -43,6 +43,9 @@ def build(combo_text: str | list[str], options: dict[str, Any] | None, players: 
     return build_combo(combo, diags)
 
 
+HOOKS = ("before", "after")  # every step is announced as before_STEP and after_STEP
+
+
 def build_combo(combo: Combo, diags: Diagnostics) -> Model | None:
     """Layer and compile an already resolved combo (its options and player count fixed)."""
     resolved = resolve(combo, diags)
@@ -114,6 +117,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     collections = {k.collection: tuple(str(i) for i in k.items) for k in kinds.values() if k.collection}
     _check_refs(data, kinds, board, diags)
     _check_reserved(data, kinds, diags)
+    _check_constant_names(data, kinds, board, diags)
     # ---- symbols ----
     sym = Symbols()
     globals_: dict[str, Any] = {}
@@ -147,6 +151,15 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                           ("events", sym.events), ("modifiers", sym.modifiers), ("steps", sym.steps)):
         for name, spec in data[table].items():
             target[name] = Callable_(tuple(spec.get("params") or ()), loc_of(data[table], name, key=True))
+    # Every step is announced before and after it runs: `before_STEP` / `after_STEP`, with the
+    # step's params, so a variant listens to any step without copying it (a declared event of
+    # the same name wins).
+    # Declared only where a trigger listens, so reports list only events the rules name.
+    listened = {str(t.get("on")) for t in data["triggers"].values() if isinstance(t, dict)}
+    for name, step in sym.steps.items():
+        for hook in (f"{w}_{name}" for w in HOOKS):
+            if hook in listened:
+                sym.events.setdefault(hook, Callable_(step.params, step.loc))
     for name in [*sym.functions, *sym.procedures]:
         if name in PRIMITIVES:
             diags.add("R004", f"`{name}` is a built-in function; choose another name",
@@ -164,7 +177,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         ev = t["on"]
         if ev not in sym.events:
             diags.add("R005", f"trigger `{tid}` listens to unknown event `{ev}`", loc_of(t, "on"),
-                      hint=did_you_mean(ev, sym.events))
+                      hint=did_you_mean(ev, [*sym.events, *(f"{w}_{s}" for s in sym.steps for w in HOOKS)]))
             continue
         params = set(sym.events[ev].params)
         when = comp.expression(t["when"], loc_of(t, "when"), params, "condition") if "when" in t else None
@@ -275,6 +288,49 @@ def _check_refs(data: dict, kinds: dict[str, Kind], board: Board | None, diags: 
                     diags.add("R010", f"{kname} `{iid}`: {attr} `{name}` is not a {target}",
                               loc if loc.line else loc_of(kinds[kname].items, iid, key=True),
                               hint=did_you_mean(str(name), valid))
+
+
+def _check_constant_names(data: dict, kinds: dict[str, Kind], board: Board | None, diags: Diagnostics) -> None:
+    """R014: a list in the constants (a set-up table, a deck) most of whose items name spaces,
+    regions or items of one kind must name only those: `[Suruga, Mino, Surugaa]` is a typo, or a name from
+    another board, that play would trip over. Keys of a mapping are checked the same way."""
+    category: dict[str, str] = {}
+    for kname, k in kinds.items():
+        for iid in k.items:
+            category.setdefault(str(iid), f"{kname}")
+    if board is not None:
+        for sid in (data["board"].get("spaces") or {}):
+            category[str(sid)] = board.space_kind or "space"
+        for rid in board.regions:
+            category.setdefault(str(rid), "region")
+
+    def check(names: list[tuple[str, Loc]], where: str) -> None:
+        kinds_seen = [category[n] for n, _ in names if n in category]
+        # Only where most names are known ids: a map like {turn: ..., ronin: ...} merely shares a word.
+        if len(kinds_seen) < 2 or len(kinds_seen) == len(names) or 2 * len(kinds_seen) <= len(names):
+            return
+        what = max(set(kinds_seen), key=kinds_seen.count)
+        valid = [n for n, c in category.items() if c == what]
+        for name, loc in names:
+            if name not in category:
+                diags.add("R014", f"{where}: `{name}` is not a {what} (the other names here are {what}s)", loc,
+                          hint=did_you_mean(name, valid) or f"no {what} is called `{name}` in this combo")
+
+    stack: list[tuple[Any, str, int]] = [(v, f"constants.{k}", 0) for k, v in data["constants"].items()]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > 8:
+            continue
+        if isinstance(value, list):
+            if value and all(isinstance(x, str) for x in value):
+                check([(x, loc_of(value, i)) for i, x in enumerate(value)], where)
+            else:
+                stack.extend((x, f"{where}[{i}]", depth + 1) for i, x in enumerate(value))
+        elif isinstance(value, dict):
+            keys = list(value)
+            if keys and all(isinstance(x, str) for x in keys):
+                check([(x, loc_of(value, x, key=True)) for x in keys], where)
+            stack.extend((x, f"{where}.{k}", depth + 1) for k, x in value.items())
 
 
 def _fingerprint(combo: Combo, res: Resolved) -> str:

@@ -161,12 +161,18 @@ class FlowCompiler:
         if "step" in x:
             args = x.get("with") or {}
             return self._call(str(x["step"]), args, loc, scope, x)
+        if "dispatch" in x:  # the step to run is a value (a dispatch table in data): checked at play
+            args = x.get("with") or {}
+            compiled = {k: c.expression(v, loc_of(args, k), scope, f"argument {k}") for k, v in args.items()}
+            fn = c.expression(x["dispatch"], loc_of(x, "dispatch"), scope, "step name")
+            return self.add(Node("call", loc_of(x, "dispatch"), lab, fn=fn, args=compiled))
         if "do" in x:
             if isinstance(x["do"], list):
                 return self.items(x["do"], scope, lab, x, "do")
             fn = c.effect(x["do"], loc_of(x, "do"), scope, what=f"{lab} effect")
             return self.add(Node("effect", loc_of(x, "do"), lab, fn=fn))
-        self.diags.add("F002", f"{label}: this flow item has none of step, do, repeat, for, while, if, choose", loc)
+        self.diags.add("F002", f"{label}: this flow item has none of step, dispatch, do, repeat, for, while, if, "
+                       "choose", loc)
         return self.add(Node("seq", loc, lab))
 
     def _call(self, name: str, args: dict, loc: Loc, scope: set[str], parent: dict | None = None) -> int:

@@ -15,13 +15,14 @@ something else (`compile_cache`), so the extra builds cost little.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dsl.compiler import compile_cache
 from engine.base.diagnostics import Diagnostic, Diagnostics
-from engine.loading.layering import included, reading_cache
+from engine.loading.layering import included, reading_cache, resolve
 from engine.loading.package import (
     MANIFEST,
     Combo,
@@ -151,11 +152,13 @@ def validate_combo(combo_text: str, diags: Diagnostics) -> None:
     models: list[Model] = []
     for options, counts in variants(combo):
         local = Diagnostics()
-        model = build_combo(replace(combo, options=options, players=counts[0] if counts else None), local)
+        variant = replace(combo, options=options, players=counts[0] if counts else None)
+        model = build_combo(variant, local)
         if model is not None:
             models.append(model)
         if model is not None and len(counts) > 1:
             run_checks(model, model.checks, local, counts[1:])
+        local.items = blame_patches(variant, local.items)
         keys = {_key(d) for d in local}
         if first is None:
             first = keys
@@ -168,6 +171,42 @@ def validate_combo(combo_text: str, diags: Diagnostics) -> None:
                 diags.items.append(Diagnostic(d.code, d.message, d.loc, d.severity, hint))
     if models and not diags.errors:  # data read under any option value counts as read
         check_unused(models, diags)
+
+
+def blame_patches(combo: Combo, found: list[Diagnostic]) -> list[Diagnostic]:
+    """Diagnostics in a file of a package that the combo *without the packages after it* does not
+    give were caused by a later package's patch: point at that patch, and say in the message where
+    the base file broke. (Without this, a variant author is sent into a base file they never wrote.)"""
+    owner: dict[str, int] = {}
+    for i, pkg in enumerate(combo.packages[:-1]):
+        for df in pkg.files:
+            owner[os.path.realpath(df.path)] = i
+    suspects = [(i, d) for d in found if d.loc.file
+                and (i := owner.get(os.path.realpath(d.loc.file))) is not None]
+    if not suspects:
+        return found
+    touched = resolve(combo, Diagnostics()).touched
+    alone: dict[int, set[tuple]] = {}
+    out = []
+    for d in found:
+        i = owner.get(os.path.realpath(d.loc.file)) if d.loc.file else None
+        if i is None:
+            out.append(d)
+            continue
+        if i not in alone:
+            sub = Diagnostics()
+            build_combo(replace(combo, packages=combo.packages[:i + 1]), sub)
+            alone[i] = {_key(x) for x in sub}
+        later = {p.id for p in combo.packages[i + 1:]}
+        patches = [(path, pkg, loc) for path, changes in touched.items() for pkg, loc in changes if pkg in later]
+        if _key(d) in alone[i] or not patches:
+            out.append(d)
+            continue
+        named = [x for x in patches if f"`{x[0].rsplit('.', 1)[-1]}`" in d.message]
+        path, pkg, loc = (named or patches)[0]
+        out.append(Diagnostic(d.code, f"{d.message} (in {d.loc}, after `{pkg}`'s patch of `{path}`)", loc,
+                              d.severity, d.hint or f"the base file {d.loc} still uses what this patch changed"))
+    return out
 
 
 def variants(combo: Combo) -> list[tuple[dict[str, Any], list[int]]]:

@@ -81,7 +81,7 @@ class FlowMachine:
             elif kind == "call":
                 stack.pop()
                 args = {k: store_value(fn(self._ctx(frame["v"])), "a step's arguments") for k, fn in node.args.items()}
-                self._push(self.model.steps[node.step], {}, args)
+                self._push(self.model.steps[node.step or self._dispatched(node, frame, args)], {}, args)
             elif kind == "step":
                 if frame["i"] == 0:
                     frame["i"] = 1
@@ -92,8 +92,10 @@ class FlowMachine:
                         self.recorder.record({"t": "step", "step": node.label, "title": title})
                     if node.body >= 0:
                         self._push(node.body, frame["v"])
+                    self._step_hook("before_", node, frame)  # steps it schedules run before the body
                 else:
                     stack.pop()
+                    self._step_hook("after_", node, frame)
             elif kind == "repeat" or kind == "for":
                 if "x" not in frame:
                     got = node.fn(self._ctx(frame["v"]))
@@ -137,6 +139,26 @@ class FlowMachine:
                 raise RuleError(f"unknown flow node {kind}", node.loc)
 
     # ---- flow helpers ----
+
+    def _step_hook(self, when: str, node: Any, frame: dict) -> None:
+        """Run the triggers listening to `before_STEP` / `after_STEP` (if any) with the step's arguments."""
+        event = when + node.label
+        if event in self.model.triggers:
+            self._sched = []
+            c = self._ctx(frame["v"])
+            self.emit(c, event, {p: frame["v"].get(p) for p in node.params})
+            self._flush_schedule()
+
+    def _dispatched(self, node: Any, frame: dict, args: dict) -> str:
+        """The step a `dispatch:` item names at this moment; it must exist and take these arguments."""
+        name = node.fn(self._ctx(frame["v"])) if node.fn else None
+        if not isinstance(name, str) or name not in self.model.steps:
+            raise RuleError(f"dispatch: `{name}` is not a step", node.loc)
+        params = self.model.nodes[self.model.steps[name]].params
+        if set(params) != set(args):
+            raise RuleError(f"dispatch: step `{name}` takes {', '.join(params) or 'no arguments'}, "
+                            f"not {', '.join(args) or 'none'}", node.loc)
+        return name
 
     def _push(self, idx: int, parent_vars: dict, extra: dict | None = None) -> None:
         v = dict(parent_vars)

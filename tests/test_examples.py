@@ -1,0 +1,89 @@
+"""The bundled examples of docs/examples/ (issue 16's variants): each validates, plays, passes its
+scenarios, shows its change in `describe --resolved`, and copies no base rule.
+
+"Copies no base rule" is checked on the texts: no example defines or replaces a procedure,
+function, step or flow of its base (it may only add entries, add modifier layers and triggers,
+and patch data), and no two consecutive lines of rule text (each longer than 20 characters, so that YAML
+boilerplate like `player: player` does not count) in an example also appear, in order, in any
+file of the base ruleset."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(p.parent for p in (ROOT / "docs" / "examples").glob("*/ruleset.yaml"))
+RULE_SECTIONS = ("procedures", "functions", "steps", "flow")
+
+
+def daimyo(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def base_of(example: Path) -> str:
+    return yaml.safe_load((example / "ruleset.yaml").read_text(encoding="utf-8"))["extends"]
+
+
+def combo(example: Path) -> str:
+    return f"{base_of(example)}+./{example.relative_to(ROOT)}"
+
+
+def data_files(folder: Path) -> list[Path]:
+    return [p for p in sorted(folder.glob("*.yaml")) if p.name != "ruleset.yaml"]
+
+
+def test_there_are_examples() -> None:
+    assert {p.name for p in EXAMPLES} >= {"cheap-deploy", "tax-rice-event", "dear-ronin", "scout"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_example_validates_passes_its_scenarios_and_shows_its_change(example: Path) -> None:
+    r = daimyo("validate", str(example.relative_to(ROOT)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = daimyo("scenario", str((example / "tests").relative_to(ROOT)))
+    assert r.returncode == 0 and " 0 failed" in r.stdout, r.stdout + r.stderr
+    r = daimyo("describe", combo(example), "--resolved")
+    assert r.returncode == 0 and f"# {example.name} " in r.stdout, "describe --resolved names the example's changes"
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if base_of(e) in ("shogun", "shogun-cards")],
+                         ids=lambda p: p.name)
+def test_example_plays_a_whole_game(example: Path) -> None:
+    r = daimyo("play", combo(example), "--players", "3", "--bots", "random", "--quiet", "--seed", "3")
+    assert r.returncode == 0 and "Winner" in r.stdout, r.stderr
+
+
+def _rule_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if len(ln.strip()) > 20 and not ln.strip().startswith("#")]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_example_copies_no_base_rule(example: Path) -> None:
+    base = ROOT / "rulesets" / base_of(example)
+    base_data = {}
+    base_pairs: set[tuple[str, str]] = set()
+    for f in data_files(base):
+        data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        for section in RULE_SECTIONS:
+            if isinstance(data.get(section), dict):
+                base_data.setdefault(section, set()).update(data[section])
+        lines = _rule_lines(f.read_text(encoding="utf-8"))
+        base_pairs.update(pairwise(lines))
+    for f in data_files(example):
+        text = f.read_text(encoding="utf-8")
+        data = yaml.safe_load(text) or {}
+        for section in RULE_SECTIONS:
+            assert not set(data.get(section) or ()) & base_data.get(section, set()), f"{f.name} redefines {section}"
+        assert "flow" not in data, f"{f.name} writes a flow"
+        for patch in data.get("patches") or []:
+            target = str(patch.get("replace") or patch.get("merge") or "")
+            assert not target.startswith(RULE_SECTIONS), f"{f.name} replaces the base rule `{target}`"
+        lines = _rule_lines(text)
+        copied = [pair for pair in pairwise(lines) if pair in base_pairs]
+        assert not copied, f"{f.name} copies base lines: {copied}"
