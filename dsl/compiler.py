@@ -24,6 +24,7 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, Unex
 from lark.indenter import Indenter
 
 from dsl.codegen import AUG_OPS, Unit
+from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
@@ -55,21 +56,52 @@ def parser() -> Lark:
 
 _PARSED: dict[tuple[str, str], Tree | UnexpectedInput] = {}
 MAX_PARSED = 50_000
+_FROM_DISK: set[tuple[str, str]] = set()  # texts whose tree came from the disk cache
+_DISK: list[ParseCache | None] = []  # the disk cache, made on first use ([None]: caching is off)
 
 
-def parse(text: str, start: str) -> Tree:
-    """The parse tree of a rule text, remembered: validation builds a ruleset once per option
-    value and combo, and most texts are the same each time. Trees are never changed by the
-    compiler, and their positions are relative to the text, so sharing them is safe."""
+def _disk() -> ParseCache | None:
+    if not _DISK:
+        folder = cache_folder()
+        cache = None
+        if folder is not None:
+            import lark
+
+            grammar = resources.files("dsl").joinpath("daimyo.lark").read_text(encoding="utf-8")
+            p = parser()
+            rules = {str(r.origin.name) for r in p.rules} | {str(r.alias) for r in p.rules if r.alias}
+            cache = ParseCache(folder, grammar, lark.__version__,
+                               [(t.name, t.pattern.to_regexp()) for t in p.terminals], rules)
+        _DISK.append(cache)
+    return _DISK[0]
+
+
+def parse(text: str, start: str, fresh: bool = False) -> Tree:
+    """The parse tree of a rule text, remembered in this process and on disk (dsl/parsecache.py):
+    validation builds a ruleset once per option value and combo, and most texts are the same
+    each time and from one run to the next. Trees are never changed by the compiler, and their
+    positions are relative to the text, so sharing them is safe. `fresh` parses again and
+    replaces what was remembered (a cached tree that did not compile cleanly)."""
     key = (text, start)
-    got = _PARSED.get(key)
+    got = None if fresh else _PARSED.get(key)
     if got is None:
-        try:
-            got = parser().parse(text, start=start)
-        except UnexpectedInput as e:
-            got = e
+        disk = _disk()
+        if disk is not None and not fresh:
+            got = disk.load(text, start)
+            if got is not None:
+                _FROM_DISK.add(key)
+        if got is None:
+            _FROM_DISK.discard(key)
+            try:
+                got = parser().parse(text, start=start)
+            except UnexpectedInput as e:
+                got = e  # failures are not kept on disk: they are rare, and reported from a real parse
+            else:
+                if disk is not None:
+                    disk.store(text, start, got)
         if len(_PARSED) >= MAX_PARSED:
             _PARSED.clear()
+            _FROM_DISK.clear()
         _PARSED[key] = got
     if isinstance(got, UnexpectedInput):
         raise got
@@ -173,6 +205,7 @@ class Compiler:
         self._meanings: dict[str, tuple] = {}
         self._used: set[str] | None = None  # names looked up while compiling one text (for the memo)
         self.mentioned: set[str] = set()  # every name and attribute any compiled text looked up
+        self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
 
     # ---- public entry points ----
 
@@ -252,6 +285,28 @@ class Compiler:
         except (LarkError, RecursionError) as e:  # lexer/indenter oddities
             self.diags.add("D001", f"cannot read this {what}: {e}", loc)
             return None
+        if (text, start) not in _FROM_DISK:
+            return self._compile_tree(tree, loc, start, local_names, pure, what)
+        # A tree from the disk cache is used only if it compiles cleanly; otherwise the text is
+        # parsed again and the entry rewritten, so a damaged entry costs a parse, never a crash.
+        mark = len(self.diags.items)
+        try:
+            fn = self._compile_tree(tree, loc, start, local_names, pure, what)
+            if fn is not None and len(self.diags.items) == mark:
+                return fn
+        except Exception:  # any failure of a cached tree means: parse again
+            pass
+        del self.diags.items[mark:]
+        self._fresh = True
+        try:
+            tree = parse(text, start, fresh=True)
+            return self._compile_tree(tree, loc, start, local_names, pure, what)
+        finally:
+            self._fresh = False
+
+    def _compile_tree(self, tree: Tree, loc: Loc, start: str, local_names: set[str], pure: bool,
+                      what: str) -> Fn | None:
+        self._base = loc
         self._unit = Unit()
         self._loops = 0
         self._incoming = set(local_names)
@@ -508,7 +563,7 @@ class Compiler:
             saved = self._base
             self._base = Loc(base.file, base.line, base.col + 1 + m.start(1)) if base.line else base
             try:
-                sub = parse(inner + "\n", "expression")
+                sub = parse(inner + "\n", "expression", fresh=self._fresh)
             except UnexpectedInput as e:
                 self._syntax_error(e, inner, "`{...}` insert of this text")
                 self._base = saved

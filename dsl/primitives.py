@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from math import comb
 from typing import Any
 
 from dsl.runtime import Ctx, RuleError, copy_value, data_size, store_value, writable
@@ -580,6 +581,10 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
     with probability `dislodge_p` (a cube that sticks during this drop stays put until the next
     one), and a loosened cube falls on to the next ledge. Cubes stay inside between drops: this
     is a container with memory.
+
+    The cubes are independent, so the draw takes one binomial count per colour and ledge
+    instead of one random number per cube: the same distribution (tests/test_tower.py checks it
+    against the cube-by-cube model), with less work.
     """
     if not isinstance(container, list) or not all(isinstance(lv, dict) for lv in container):
         raise RuleError("cascade_drop() needs a list of ledges (maps colour -> count)")
@@ -590,19 +595,20 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
             before = dict(ledge)  # only these can be knocked loose in this drop
             passed: dict = {}
             for colour in sorted(falling):
-                for _ in range(falling[colour]):
-                    if rng.random() < pass_p:
-                        passed[colour] = passed.get(colour, 0) + 1
-                    else:
-                        ledge[colour] = ledge.get(colour, 0) + 1
+                n = falling[colour]
+                k = _binomial(rng, n, pass_p)
+                if k:
+                    passed[colour] = k
+                if n - k:
+                    ledge[colour] = ledge.get(colour, 0) + n - k
             loosened: dict = {}
             n_passed = sum(passed.values())
             if n_passed and dislodge_p > 0:
-                stay_p = (1.0 - dislodge_p) ** n_passed
+                loose_p = 1.0 - (1.0 - dislodge_p) ** n_passed  # knocked by at least one passing cube
                 for colour in sorted(before):
-                    for _ in range(before[colour]):
-                        if rng.random() >= stay_p:
-                            loosened[colour] = loosened.get(colour, 0) + 1
+                    k = _binomial(rng, before[colour], loose_p)
+                    if k:
+                        loosened[colour] = k
                 for colour, n in loosened.items():
                     ledge[colour] -= n
                     if not ledge[colour]:
@@ -624,6 +630,9 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
     many of the new cubes get past the entry in one drop: when more are dropped, a random
     `limit` of them go on as above and the others jam inside (they can come out from the next
     drop on, like any cube inside). Without a limit every new cube goes on.
+
+    Drawn as counts per colour (binomial; hypergeometric for which cubes get past the entry),
+    the same distribution as cube by cube (tests/test_tower.py), with less work.
     """
     if not isinstance(container, list) or len(container) != 1 or not isinstance(container[0], dict):
         raise RuleError("pool_drop() needs a list holding one map colour -> count")
@@ -634,29 +643,65 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
         pool = container[0]
         out: dict = {}
         for colour in sorted(pool):
-            n = sum(1 for _ in range(pool[colour]) if rng.random() < stuck_p)
+            n = _binomial(rng, pool[colour], stuck_p)
             if n:
                 out[colour] = n
         for colour, n in out.items():
             pool[colour] -= n
             if not pool[colour]:
                 del pool[colour]
-        new = [colour for colour in sorted(cubes) for _ in range(cubes[colour])]
-        jammed: list = []
-        if limit is not None and len(new) > limit:
-            for i in range(len(new) - 1, 0, -1):  # a random `limit` of them get past the entry
-                j = rng.below(i + 1)
-                new[i], new[j] = new[j], new[i]
-            new, jammed = sorted(new[:limit]), new[limit:]
-        for colour in new:
-            if rng.random() < fresh_p:
-                out[colour] = out.get(colour, 0) + 1
-            else:
-                pool[colour] = pool.get(colour, 0) + 1
-        for colour in jammed:
-            pool[colour] = pool.get(colour, 0) + 1
+        thrown = {colour: cubes[colour] for colour in sorted(cubes) if cubes[colour] > 0}
+        left, room = sum(thrown.values()), sum(thrown.values())
+        if limit is not None and left > limit:
+            room = limit
+        for colour, n in thrown.items():
+            past = _hypergeometric(rng, left, n, room)  # of the `room` that get past, how many are `colour`
+            left, room = left - n, room - past
+            through = _binomial(rng, past, fresh_p)
+            if through:
+                out[colour] = out.get(colour, 0) + through
+            if n - through:
+                pool[colour] = pool.get(colour, 0) + n - through  # stayed, or jammed at the entry
         return {k: v for k, v in sorted(out.items()) if v}
     return c.hooks.chance(c, "drop", draw, forced_apply=lambda out: _force_drop(container, cubes, out))
+
+
+def _binomial(rng: Any, n: int, p: float) -> int:
+    """How many of `n` independent trials of probability `p` succeed, from one uniform number:
+    the cumulative distribution is walked up to it (inversion). A trial here is what
+    `rng.random() < p` decides for one cube."""
+    if n <= 0 or p <= 0:
+        return 0
+    if p >= 1:
+        return n
+    q = 1.0 - p
+    pk = q ** n  # P(0 successes)
+    if pk < 1e-300:  # so many trials that the walk would underflow: count them one by one
+        return sum(1 for _ in range(n) if rng.random() < p)
+    u = rng.random()
+    k, cum, ratio = 0, pk, p / q
+    while u >= cum and k < n:
+        pk *= (n - k) / (k + 1) * ratio
+        k += 1
+        cum += pk
+    return k
+
+
+def _hypergeometric(rng: Any, total: int, good: int, draws: int) -> int:
+    """How many of `draws` items taken at random without replacement from `total`, of which
+    `good` are marked, are marked (inversion, one uniform number; none when it is certain)."""
+    bad = total - good
+    lo, hi = max(0, draws - bad), min(good, draws)
+    if lo >= hi:
+        return lo
+    pk = comb(good, lo) * comb(bad, draws - lo) / comb(total, draws)
+    u = rng.random()
+    k, cum = lo, pk
+    while u >= cum and k < hi:
+        pk *= (good - k) * (draws - k) / ((k + 1) * (bad - draws + k + 1))
+        k += 1
+        cum += pk
+    return k
 
 
 def _force_drop(container: list, cubes: dict, out: dict) -> dict:

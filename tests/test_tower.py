@@ -151,3 +151,172 @@ def test_about_a_third_of_the_stuck_cubes_come_out_per_throw() -> None:
         inside += 12
         out += got.get("old", 0)
     assert abs(out / inside - 1 / 3) < 0.02, out / inside
+
+
+# ---- 4. the counted draws have the distribution of the cube-by-cube model ----
+# cascade_drop and pool_drop draw one binomial count per colour (and a hypergeometric one for
+# the cubes that get past a funnel) instead of one random number per cube. The cube-by-cube
+# models below are the literal reading of their docstrings, kept here as the reference: both
+# are run on many seeded drops and their outcomes compared with a chi-square test.
+
+def _reference_cascade(rng, container: list, cubes: dict, pass_p: float, dislodge_p: float) -> dict:
+    falling = dict(cubes)
+    for ledge in container:
+        before = dict(ledge)
+        passed: dict = {}
+        for colour in sorted(falling):
+            for _ in range(falling[colour]):
+                if rng.random() < pass_p:
+                    passed[colour] = passed.get(colour, 0) + 1
+                else:
+                    ledge[colour] = ledge.get(colour, 0) + 1
+        loosened: dict = {}
+        for colour in sorted(before):
+            for _ in range(before[colour]):
+                # each cube that passed knocks this one loose with probability dislodge_p
+                if any(rng.random() < dislodge_p for _ in range(sum(passed.values()))):
+                    loosened[colour] = loosened.get(colour, 0) + 1
+        for colour, n in loosened.items():
+            ledge[colour] -= n
+            if not ledge[colour]:
+                del ledge[colour]
+            passed[colour] = passed.get(colour, 0) + n
+        falling = passed
+    return {k: v for k, v in sorted(falling.items()) if v}
+
+
+def _reference_pool(rng, container: list, cubes: dict, fresh_p: float, stuck_p: float, limit=None) -> dict:
+    pool = container[0]
+    out: dict = {}
+    for colour in sorted(pool):
+        n = sum(1 for _ in range(pool[colour]) if rng.random() < stuck_p)
+        if n:
+            out[colour] = n
+    for colour, n in out.items():
+        pool[colour] -= n
+        if not pool[colour]:
+            del pool[colour]
+    new = [colour for colour in sorted(cubes) for _ in range(cubes[colour])]
+    jammed: list = []
+    if limit is not None and len(new) > limit:
+        rng.shuffle(new)  # a random `limit` of them get past the entry
+        new, jammed = new[:limit], new[limit:]
+    for colour in new:
+        if rng.random() < fresh_p:
+            out[colour] = out.get(colour, 0) + 1
+        else:
+            pool[colour] = pool.get(colour, 0) + 1
+    for colour in jammed:
+        pool[colour] = pool.get(colour, 0) + 1
+    return {k: v for k, v in sorted(out.items()) if v}
+
+
+def _outcome(out: dict, container: list) -> tuple:
+    """What a drop decides: what fell out, and where every cube inside lies."""
+    return (tuple(sorted(out.items())), tuple(tuple(sorted(lv.items())) for lv in container))
+
+
+def _chi_square_same(a: list, b: list) -> tuple[float, float]:
+    """Two-sample chi-square statistic over the outcomes (rare outcomes pooled, at least 10
+    expected per cell), and the critical value at p = 0.0001 (Wilson-Hilferty approximation)."""
+    from collections import Counter
+
+    ca, cb = Counter(a), Counter(b)
+    cells, rare_a, rare_b = [], 0, 0
+    for key in sorted(set(ca) | set(cb)):
+        if ca[key] + cb[key] >= 20:
+            cells.append((ca[key], cb[key]))
+        else:
+            rare_a, rare_b = rare_a + ca[key], rare_b + cb[key]
+    if rare_a + rare_b:
+        cells.append((rare_a, rare_b))
+    na, nb = len(a), len(b)
+    stat = 0.0
+    for x, y in cells:
+        total = x + y
+        ea, eb = total * na / (na + nb), total * nb / (na + nb)
+        stat += (x - ea) ** 2 / ea + (y - eb) ** 2 / eb
+    df = max(1, len(cells) - 1)
+    z = 3.719  # p = 0.0001, one-sided
+    crit = df * (1 - 2 / (9 * df) + z * (2 / (9 * df)) ** 0.5) ** 3
+    return stat, crit
+
+
+CASES = {
+    # two ledges with cubes stuck from earlier drops (tower=two_ledges)
+    "cascade": ("cascade", [{"a": 2, "b": 1}, {"c": 2}], {"a": 3, "b": 2, "c": 1}, 0.85, 0.3),
+    "cascade, full tower": ("cascade", [{"a": 4}, {"b": 3, "c": 1}], {"a": 5, "d": 4}, 0.6, 0.5),
+    # one pool (tower=one_pool) and the funnel (tower=funnel): 12 thrown, 10 get past
+    "pool": ("pool", [{"a": 3, "b": 2}], {"a": 2, "c": 4}, 0.6667, 0.3333, None),
+    "funnel": ("pool", [{"a": 2, "c": 1}], {"a": 5, "b": 4, "c": 3}, 0.6667, 0.3333, 10),
+    "funnel, one colour past": ("pool", [{}], {"a": 6, "b": 1}, 0.5, 0.3333, 3),
+}
+
+
+class _Rng(random.Random):
+    def below(self, n: int) -> int:
+        return self.randrange(n)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_counted_draws_match_the_cube_by_cube_model(case: str) -> None:
+    kind, container, cubes, *ps = CASES[case]
+    fast_fn = cascade_drop if kind == "cascade" else pool_drop
+    ref_fn = _reference_cascade if kind == "cascade" else _reference_pool
+    n = 10_000
+    rng_ref, fast, ref = _Rng(7), [], []
+    for i in range(n):
+        box = [dict(lv) for lv in container]
+        fast.append(_outcome(fast_fn(_ctx(1_000_003 * i + 11), box, cubes, *ps), box))
+        box = [dict(lv) for lv in container]
+        ref.append(_outcome(ref_fn(rng_ref, box, cubes, *ps), box))
+    stat, crit = _chi_square_same(fast, ref)
+    assert stat < crit, f"{case}: chi-square {stat:.1f} over the critical {crit:.1f}"
+    # and the test can tell distributions apart: a cube passing 5 points more often is caught
+    ps_off = [ps[0] + 0.05, *ps[1:]]
+    off = []
+    for i in range(n):
+        box = [dict(lv) for lv in container]
+        off.append(_outcome(fast_fn(_ctx(1_000_003 * i + 11), box, cubes, *ps_off), box))
+    assert _chi_square_same(off, ref)[0] > crit
+
+
+class _Grid:
+    """A 'generator' whose uniform numbers sweep [0, 1) evenly: the share of each result of a
+    sampler fed by it is that result's probability, to within 1/steps."""
+
+    def __init__(self, u: float) -> None:
+        self.u = u
+
+    def random(self) -> float:
+        return self.u
+
+
+@pytest.mark.parametrize(("n", "p"), [(1, 0.3), (7, 0.6667), (38, 0.3333), (40, 0.85), (12, 0.999)])
+def test_binomial_inversion_gives_the_binomial_probabilities(n: int, p: float) -> None:
+    from math import comb
+
+    from dsl.primitives import _binomial
+
+    steps = 50_000
+    counts = [0] * (n + 1)
+    for i in range(steps):
+        counts[_binomial(_Grid((i + 0.5) / steps), n, p)] += 1
+    for k in range(n + 1):
+        assert abs(counts[k] / steps - comb(n, k) * p**k * (1 - p) ** (n - k)) <= 2 / steps
+
+
+@pytest.mark.parametrize(("total", "good", "draws"), [(12, 5, 10), (38, 9, 10), (7, 6, 3), (20, 1, 10)])
+def test_hypergeometric_inversion_gives_the_hypergeometric_probabilities(total: int, good: int,
+                                                                         draws: int) -> None:
+    from math import comb
+
+    from dsl.primitives import _hypergeometric
+
+    steps = 50_000
+    counts = [0] * (draws + 1)
+    for i in range(steps):
+        counts[_hypergeometric(_Grid((i + 0.5) / steps), total, good, draws)] += 1
+    for k in range(draws + 1):
+        exact = comb(good, k) * comb(total - good, draws - k) / comb(total, draws)
+        assert abs(counts[k] / steps - exact) <= 2 / steps

@@ -1,0 +1,158 @@
+"""Parsed rule texts kept on disk, keyed by a hash of their content.
+
+Parsing the ~1,000 distinct rule texts of the bundled rulesets with lark is about a third of a
+cold `daimyo validate`; reading their trees back from JSON costs a tenth of that. The cache lives
+in the user's cache folder: `$XDG_CACHE_HOME/daimyo/parse-N/` (else `~/.cache/daimyo/parse-N/`),
+one file per text; `DAIMYO_NO_CACHE=1` turns it off. The key hashes the text, its start rule,
+the grammar, lark's version and this format, so a changed grammar never meets an old tree.
+
+A cache file is never trusted: an entry is used only if it is a regular file of sane size, valid
+JSON of the expected shape, every node a rule of the grammar, every token of a terminal of the
+grammar whose pattern it matches, found at its stated line and column of the text, in text order.
+Anything else is ignored (and rewritten by the next parse). JSON, not pickle: loading a file
+never runs code. The compiler also re-parses a text whenever a cached tree does not compile
+cleanly (dsl/compiler.py), so an entry can at worst cost a parse, never a crash.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from lark import Token, Tree
+
+FORMAT = 1
+MAX_ENTRY = 64  # bytes of JSON per character of text (plus a fixed allowance), above which an entry is refused
+
+
+class _Bad(Exception):
+    """A cache entry that is not what this module writes."""
+
+
+def cache_folder() -> Path | None:
+    """Where parsed texts are kept, or None when caching is off."""
+    if os.environ.get("DAIMYO_NO_CACHE", "").strip() not in ("", "0"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"  # XDG: relative is ignored
+    return root / "daimyo" / f"parse-{FORMAT}"
+
+
+class ParseCache:
+    """Load and store parse trees of one grammar in `folder`."""
+
+    def __init__(self, folder: Path, grammar: str, version: str, terminals: Iterable[tuple[str, str]],
+                 rules: Iterable[str]) -> None:
+        self.folder = folder
+        self.salt = hashlib.sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
+        self.patterns = {name: re.compile(pattern) for name, pattern in terminals}
+        self.rules = frozenset(rules)
+        self.writable = True
+
+    def path(self, text: str, start: str) -> Path:
+        digest = hashlib.sha256(f"{self.salt}\0{start}\0{text}".encode()).hexdigest()
+        return self.folder / digest[:2] / f"{digest[2:]}.json"
+
+    # ---- reading: anything unexpected means "not cached" ----
+
+    def load(self, text: str, start: str) -> Tree | None:
+        raw = self._read(self.path(text, start), MAX_ENTRY * len(text) + 4096)
+        if raw is None:
+            return None
+        try:
+            doc = json.loads(raw)
+            if type(doc) is not list or len(doc) != 2 or doc[0] != start:
+                raise _Bad
+            tree = _Decoder(text, self.patterns, self.rules).node(doc[1])
+        except (_Bad, ValueError, TypeError, RecursionError, MemoryError):
+            return None
+        return tree if isinstance(tree, Tree) else None
+
+    @staticmethod
+    def _read(path: Path, limit: int) -> bytes | None:
+        try:  # O_NONBLOCK: a FIFO planted in the cache must not hang us
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                return fh.read(limit + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    # ---- writing: best effort, a cache that cannot be written is simply not used ----
+
+    def store(self, text: str, start: str, tree: Tree) -> None:
+        if not self.writable:
+            return
+        try:
+            data = json.dumps([start, _encode(tree)], separators=(",", ":"), ensure_ascii=False)
+        except (RecursionError, ValueError, TypeError):
+            return
+        path = self.path(text, start)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # temp file and rename: a reader never sees half an entry. No fsync: a cache entry
+            # lost in a power cut is only a parse more.
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            self.writable = False  # read-only or full: stop trying for this process
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _encode(node: Tree | Token) -> list:
+    if isinstance(node, Token):
+        return [node.type, str(node), node.line, node.column]
+    return [str(node.data), [_encode(c) for c in node.children]]
+
+
+class _Decoder:
+    """Rebuild a tree from its JSON form, checking it against the grammar and the text."""
+
+    def __init__(self, text: str, patterns: dict[str, re.Pattern], rules: frozenset[str]) -> None:
+        self.text = text
+        self.patterns = patterns
+        self.rules = rules
+        starts = [0]
+        for m in re.finditer("\n", text):
+            starts.append(m.end())
+        self.line_starts = starts
+        self.pos = 0  # tokens must come in text order, without overlapping
+
+    def node(self, item: object) -> Tree | Token:
+        if type(item) is not list:
+            raise _Bad
+        if len(item) == 4:
+            return self.token(*item)
+        if len(item) != 2:
+            raise _Bad
+        data, children = item
+        if type(data) is not str or data not in self.rules or type(children) is not list:
+            raise _Bad
+        return Tree(data, [self.node(c) for c in children])
+
+    def token(self, kind: object, value: object, line: object, col: object) -> Token:
+        if type(kind) is not str or type(value) is not str or type(line) is not int or type(col) is not int:
+            raise _Bad
+        pattern = self.patterns.get(kind)
+        if pattern is None or pattern.fullmatch(value) is None or not 1 <= line <= len(self.line_starts) or col < 1:
+            raise _Bad
+        at = self.line_starts[line - 1] + col - 1
+        if at < self.pos or not self.text.startswith(value, at):
+            raise _Bad
+        self.pos = at + len(value)
+        return Token(kind, value, start_pos=at, line=line, column=col)

@@ -1,0 +1,194 @@
+"""The means to a fast cold `daimyo validate` (docs/performance.md) keep their promises:
+
+- parsed rule texts cached on disk by content hash, and a damaged or hostile cache entry is
+  ignored and rewritten, never trusted into a crash or a wrong rule;
+- the map's connectivity found without networkx, exactly as networkx finds it;
+- `daimyo validate` run as a command ends without teardown yet prints everything.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import dsl.compiler as compiler
+from dsl.compiler import Compiler, Symbols
+from dsl.parsecache import cache_folder
+from dsl.runtime import Ctx
+from engine.base.diagnostics import Diagnostics, Loc
+from engine.model.board import _components
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT = "x * 2 + offset(x)\n"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """A fresh disk cache in a temporary folder, and fresh in-process memories."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("DAIMYO_NO_CACHE", raising=False)
+    fresh_process(monkeypatch)
+    return tmp_path / "daimyo"
+
+
+def fresh_process(monkeypatch) -> None:
+    monkeypatch.setattr(compiler, "_DISK", [])
+    monkeypatch.setattr(compiler, "_PARSED", {})
+    monkeypatch.setattr(compiler, "_FROM_DISK", set())
+
+
+def run(text: str, x: int) -> tuple[object, Diagnostics]:
+    """Compile `text` as an expression over `x` (with a function `offset(n) = n + 100`), run it."""
+    diags = Diagnostics()
+    sym = Symbols()
+    comp = Compiler(sym, diags)
+    fn = comp.expression(text, Loc("rules.yaml", 4, 7), {"x"})
+    if fn is None:
+        return None, diags
+    ctx = Ctx({"globals": {}, "ent": {}}, None, None, {"x": x})
+    return fn(ctx), diags
+
+
+def entry_of(cache: Path) -> Path:
+    (path,) = [p for p in cache.rglob("*.json")]
+    return path
+
+
+def test_cache_folder_follows_xdg_and_can_be_turned_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("DAIMYO_NO_CACHE", raising=False)
+    assert cache_folder().parent == tmp_path / "daimyo"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # the XDG spec says: ignore it
+    assert cache_folder().parent == Path.home() / ".cache" / "daimyo"
+    monkeypatch.setenv("DAIMYO_NO_CACHE", "1")
+    assert cache_folder() is None
+
+
+def test_a_parsed_text_is_kept_and_read_back_in_a_new_process(cache, monkeypatch):
+    parsed = compiler.parser().parse(TEXT, start="expression")
+    assert compiler.parse(TEXT, "expression") == parsed
+    entry = entry_of(cache)
+    fresh_process(monkeypatch)
+    compiler._disk()  # made with the real parser (it reads the grammar's names)
+
+    def no_parser():
+        raise AssertionError("the text should have come from the disk cache")
+
+    monkeypatch.setattr(compiler, "parser", no_parser)
+    assert compiler.parse(TEXT, "expression") == parsed  # no parse: read from disk
+    assert (TEXT, "expression") in compiler._FROM_DISK and entry.exists()
+
+
+def _hostile_entries(good: list) -> dict[str, bytes]:
+    """Entries an attacker or a crash could leave, each with the right key."""
+    start, tree = good
+    swapped = json.loads(json.dumps(tree))
+    swapped[1][0][1].reverse()  # the operands of `*` in the wrong order: tokens out of text order
+    injected = json.loads(json.dumps(tree))
+    name = injected[1][0][1][0][1][0][1][0]  # the token of `x`
+    name[1] = "__import__('os').system('false')"
+    arity = json.loads(json.dumps(tree))
+    arity[1][0][1] = arity[1][0][1][:1]  # a binop with one child: the compiler would index past it
+    return {
+        "garbage": b"\x00\xff not json at all",
+        "truncated": json.dumps(good).encode()[:-7],
+        "not a list": b'{"effect": 1}',
+        "wrong start": json.dumps(["effect", tree]).encode(),
+        "unknown rule": json.dumps([start, ["os_system", []]]).encode(),
+        "unknown token": json.dumps([start, ["expression", [["EVIL", "x", 1, 1]]]]).encode(),
+        "token not in the text": json.dumps(
+            [start, ["expression", [["name", [["NAME", "y", 1, 1]]]]]]).encode(),
+        "injected name": json.dumps([start, injected]).encode(),
+        "out of order": json.dumps([start, swapped]).encode(),
+        "wrong arity": json.dumps([start, arity]).encode(),
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+        "huge": b" " * 10_000_000,
+    }
+
+
+@pytest.mark.parametrize("kind", ["garbage", "truncated", "not a list", "wrong start", "unknown rule",
+                                  "unknown token", "token not in the text", "injected name",
+                                  "out of order", "wrong arity", "deep", "huge"])
+def test_a_damaged_or_hostile_entry_is_ignored_and_rewritten(cache, monkeypatch, kind):
+    assert run(TEXT.replace("offset(x)", "x"), 5)[0] == 15
+    entry = entry_of(cache)
+    good = json.loads(entry.read_text(encoding="utf-8"))
+    entry.write_bytes(_hostile_entries(good)[kind])
+    fresh_process(monkeypatch)
+    value, diags = run(TEXT.replace("offset(x)", "x"), 5)
+    assert value == 15 and not len(diags)  # the text's meaning, from a fresh parse
+    assert json.loads(entry.read_text(encoding="utf-8")) == good  # and the entry is whole again
+
+
+def test_a_fifo_or_folder_in_place_of_an_entry_does_not_hang_or_crash(cache, monkeypatch):
+    assert run("x + 1", 1)[0] == 2
+    entry = entry_of(cache)
+    entry.unlink()
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(entry)
+        fresh_process(monkeypatch)
+        assert run("x + 1", 2)[0] == 3  # a writer-less FIFO would block a plain open()
+        entry.unlink()
+    entry.mkdir()
+    fresh_process(monkeypatch)
+    assert run("x + 1", 3)[0] == 4
+
+
+def test_an_unwritable_cache_folder_only_costs_the_cache(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    fresh_process(monkeypatch)
+    assert run("x - 1", 10)[0] == 9
+    assert compiler._DISK[0].writable is False
+
+
+def test_syntax_errors_are_located_whether_or_not_the_text_was_cached(cache, monkeypatch):
+    _, first = run("x +* 2", 1)
+    fresh_process(monkeypatch)
+    _, again = run("x +* 2", 1)
+    assert [d.render() for d in first] == [d.render() for d in again]
+    assert first.items[0].code == "D001" and first.items[0].loc.line == 4
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_union_find_finds_the_parts_networkx_finds(seed):
+    rng = random.Random(seed)
+    spaces = tuple(f"s{i}" for i in range(rng.randrange(1, 30)))
+    g = nx.Graph()
+    g.add_nodes_from(spaces)
+    for _ in range(rng.randrange(0, 40)):
+        g.add_edge(rng.choice(spaces), rng.choice(spaces))
+    neighbors = {s: tuple(sorted(g.neighbors(s))) for s in spaces}
+    expected = {frozenset(c) for c in nx.connected_components(g)}
+    assert set(_components(spaces, neighbors)) == expected
+
+
+def _python(code: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *(["-c", code] if code else []), *args], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def test_validation_does_not_import_networkx():
+    out = _python("import sys; from engine.model.validate import validate_targets; "
+                  "d, _ = validate_targets(['shogun', 'samurai-swords']); "
+                  "print(len(d.errors), 'networkx' in sys.modules)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "False"]
+
+
+def test_validate_as_a_command_exits_fast_and_prints_everything(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "ruleset.yaml").write_text("id: broken\nname: [\n", encoding="utf-8")
+    out = _python("", "-m", "engine.cli", "validate", "--format", "json", "shogun", str(broken),
+                  env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert out.returncode == 1
+    found = json.loads(out.stdout)  # the whole JSON document made it out before the fast exit
+    assert found and all(d["code"] for d in found)
