@@ -12,6 +12,8 @@ and the options Fixed Castles (castles=fixed) and two-turn set-up (spearmen_setu
 3. Hidden information: objective hands and the deck's order are not in the other players' views or
    logs; the choice of a card to play is secret.
 4. The final table: the agreed total, the first elimination, the eliminated player cannot win.
+5. The 2-player game (two colours each): a random-bot game, hands seen by their person only, pacts
+   offered to the other person's colours, a colour out leaves its person in the running.
 
    DAIMYO_LONG=1 plays every combination at 3, 4 and 5 players with several seeds.
 """
@@ -133,6 +135,71 @@ def test_heuristic_game_ends_with_a_winner(combo: str, options: dict) -> None:
         errs = invariant_errors(g) + objective_errors(g)
         assert not errs, errs
     assert g.result["winners"]
+
+
+# ---------------------------------------------------------------- the 2-player game (two colours each)
+
+@pytest.mark.parametrize("seed", range(3) if LONG else (1,))
+def test_two_player_random_game(seed: int) -> None:
+    """Objective cards per colour, a side's VP combined: the game ends with one person's colours
+    winning together, the invariants hold after every decision, and a person decides for both colours."""
+    model = load(OBJ, players=2)
+    g = Game.new(model, 2, seed=seed, log=False)
+    assert g.state["seats"] == {"P1": "P1", "P2": "P2", "P3": "P1", "P4": "P2"}
+    bots = {p: RandomAgent(seed * 7 + i) for i, p in enumerate(("P1", "P2"))}   # one bot per person
+    decisions = 0
+    while not g.over:
+        errs = invariant_errors(g) + objective_errors(g)
+        assert not errs, f"after decision {decisions}: {errs}"
+        d = g.decision
+        g.apply(d.options[bots[d.player].choose(g, d)])
+        decisions += 1
+    assert not invariant_errors(g) + objective_errors(g)
+    e, gl = g.state["ent"], g.state["globals"]
+    winners = set(g.result["winners"])
+    assert winners in ({"P1", "P3"}, {"P2", "P4"}, {"P1", "P2", "P3", "P4"}), winners
+    side = {"P1": ("P1", "P3"), "P2": ("P2", "P4")}
+    vp = {who: sum(e[c]["ovp"] for c in cols) for who, cols in side.items()}
+    out = [p for p in g.state["players"] if e[p]["out"]]
+    assert len(out) == 1 or max(vp.values()) >= 30 or gl["round"] == 40
+    assert all(g.result["scores"][c] == vp[who] for who, cols in side.items() for c in cols)
+
+
+def test_two_player_hands_are_seen_by_their_person_only() -> None:
+    g = Game.new(load(OBJ, players=2), 2, seed=3)
+    bots = {p: RandomAgent(i) for i, p in enumerate(("P1", "P2"))}
+    while g.state["globals"]["round"] < 1:
+        d = g.decision
+        g.apply(d.options[bots[d.player].choose(g, d)])
+    e = g.state["ent"]
+    mine, theirs = g.view("P1")["ent"], g.view("P2")["ent"]
+    for colour in ("P1", "P3"):               # P1's two colours
+        assert len(e[colour]["objectives"]) == 2
+        assert mine[colour]["objectives"] == e[colour]["objectives"]
+        assert theirs[colour]["objectives"] == ["?", "?"]
+
+
+def test_two_player_pacts_are_offered_to_the_other_persons_colours_only() -> None:
+    g = Game.new(load(OBJ, players=2), 2, seed=1, log=False, defer=True)
+    g.state["flow"] = [{"n": g.model.steps["agreements"], "i": 0, "v": {}}]
+    g.run()
+    d = g.decision
+    assert d.player == "P1" and d.step == "agreements"
+    assert list(d.options) == ["P2", "P4", "no offer"]
+
+
+def test_two_player_a_colour_out_leaves_its_person_in_the_running() -> None:
+    """Win 2 with two colours each: the first colour eliminated ends the game; its person still plays
+    his other colour, so his side scores both colours' VP and may win."""
+    g = Game.new(load(OBJ, players=2), 2, seed=1, log=False, defer=True)
+    e = g.state["ent"]
+    e["P1"].update(ovp=10, out=True)
+    e["P3"]["ovp"] = 15
+    e["P2"]["ovp"] = 5
+    e["P4"]["ovp"] = 8
+    result = _finish(g)
+    assert result["winners"] == ["P1", "P3"]
+    assert result["scores"] == {"P1": 25, "P2": 13, "P3": 25, "P4": 13}
 
 
 # ---------------------------------------------------------------- 3. hidden information
