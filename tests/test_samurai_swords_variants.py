@@ -7,11 +7,13 @@ and the options Fixed Castles (castles=fixed) and two-turn set-up (spearmen_setu
 2. Random-bot games of every combination (classic, VP variant, New Way to Win; each with both
    castle options and both set-ups) end with a winner, and after every decision the invariants of
    test_samurai_swords.py hold, plus the objective deck's own: no card is lost or doubled, hands
-   hold at most 2 cards, VP never below 0, pacts are mutual. Heuristic-bot games (4 players, Fixed
-   Castles and the two-turn set-up; every option combination with DAIMYO_LONG=1) do the same.
+   hold at most 2 cards, VP never below 0, pacts are mutual. Heuristic-bot games (4 players, each
+   package with another option combination; every combination with DAIMYO_LONG=1) do the same.
 3. Hidden information: objective hands and the deck's order are not in the other players' views or
    logs; the choice of a card to play is secret.
 4. The final table: the agreed total, the first elimination, the eliminated player cannot win.
+5. The 2-player game (two colours each): a random-bot game, hands seen by their person only, pacts
+   offered to the other person's colours, a colour out leaves its person in the running.
 
    DAIMYO_LONG=1 plays every combination at 3, 4 and 5 players with several seeds.
 """
@@ -104,11 +106,17 @@ def test_random_game_of_every_combination(combo: str, options: dict, players: in
         g.apply(d.options[bots[d.player].choose(g, d)])
         decisions += 1
     assert not invariant_errors(g) + objective_errors(g)
+    check_ending(g, combo, options)
+
+
+def check_ending(g: Game, combo: str, options: dict) -> None:
+    """A finished game of 3-5 players: a winner, the fixed castles all on the board, and New Way to
+    Win's end (first elimination, agreed total or safety stop) with the best VP among those still in."""
     assert g.result["winners"], "the game ended without a winner"
     e, gl = g.state["ent"], g.state["globals"]
     if options["castles"] == "fixed":
         assert gl["castles_left"] == 0 and gl["bases_left"] == 0
-        assert sum(1 for x in model.collections["provinces"] if e[x]["castle"] == 2) == 5
+        assert sum(1 for x in g.model.collections["provinces"] if e[x]["castle"] == 2) == 5
     if combo == OBJ:
         out = [p for p in g.state["players"] if e[p]["out"]]
         best = max(e[p]["ovp"] for p in g.state["players"] if not e[p]["out"])
@@ -118,7 +126,9 @@ def test_random_game_of_every_combination(combo: str, options: dict, players: in
         assert all(e[p]["ovp"] == best for p in g.result["winners"])
 
 
-HEURISTIC = [(combo, opts) for combo in COMBOS for opts in (OPTIONS if LONG else OPTIONS[-1:])]
+# every package once, each with another option combination (both values of each option are played);
+# DAIMYO_LONG: every package with every combination
+HEURISTIC = [(combo, opts) for i, combo in enumerate(COMBOS) for opts in (OPTIONS if LONG else (OPTIONS[3 - i],))]
 
 
 @pytest.mark.parametrize("combo,options", HEURISTIC, ids=[_name(c, o) for c, o in HEURISTIC])
@@ -132,7 +142,72 @@ def test_heuristic_game_ends_with_a_winner(combo: str, options: dict) -> None:
         g.apply(d.options[bots[d.player].choose(g, d)])
         errs = invariant_errors(g) + objective_errors(g)
         assert not errs, errs
-    assert g.result["winners"]
+    check_ending(g, combo, options)
+
+
+# ---------------------------------------------------------------- the 2-player game (two colours each)
+
+@pytest.mark.parametrize("seed", range(3) if LONG else (1,))
+def test_two_player_random_game(seed: int) -> None:
+    """Objective cards per colour, a side's VP combined: the game ends with one person's colours
+    winning together, the invariants hold after every decision, and a person decides for both colours."""
+    model = load(OBJ, players=2)
+    g = Game.new(model, 2, seed=seed, log=False)
+    assert g.state["seats"] == {"P1": "P1", "P2": "P2", "P3": "P1", "P4": "P2"}
+    bots = {p: RandomAgent(seed * 7 + i) for i, p in enumerate(("P1", "P2"))}   # one bot per person
+    decisions = 0
+    while not g.over:
+        errs = invariant_errors(g) + objective_errors(g)
+        assert not errs, f"after decision {decisions}: {errs}"
+        d = g.decision
+        g.apply(d.options[bots[d.player].choose(g, d)])
+        decisions += 1
+    assert not invariant_errors(g) + objective_errors(g)
+    e, gl = g.state["ent"], g.state["globals"]
+    winners = set(g.result["winners"])
+    assert winners in ({"P1", "P3"}, {"P2", "P4"}, {"P1", "P2", "P3", "P4"}), winners
+    side = {"P1": ("P1", "P3"), "P2": ("P2", "P4")}
+    vp = {who: sum(e[c]["ovp"] for c in cols) for who, cols in side.items()}
+    out = [p for p in g.state["players"] if e[p]["out"]]
+    assert len(out) == 1 or max(vp.values()) >= 30 or gl["round"] == 40
+    assert all(g.result["scores"][c] == vp[who] for who, cols in side.items() for c in cols)
+
+
+def test_two_player_hands_are_seen_by_their_person_only() -> None:
+    g = Game.new(load(OBJ, players=2), 2, seed=3)
+    bots = {p: RandomAgent(i) for i, p in enumerate(("P1", "P2"))}
+    while g.state["globals"]["round"] < 1:
+        d = g.decision
+        g.apply(d.options[bots[d.player].choose(g, d)])
+    e = g.state["ent"]
+    mine, theirs = g.view("P1")["ent"], g.view("P2")["ent"]
+    for colour in ("P1", "P3"):               # P1's two colours
+        assert len(e[colour]["objectives"]) == 2
+        assert mine[colour]["objectives"] == e[colour]["objectives"]
+        assert theirs[colour]["objectives"] == ["?", "?"]
+
+
+def test_two_player_pacts_are_offered_to_the_other_persons_colours_only() -> None:
+    g = Game.new(load(OBJ, players=2), 2, seed=1, log=False, defer=True)
+    g.state["flow"] = [{"n": g.model.steps["agreements"], "i": 0, "v": {}}]
+    g.run()
+    d = g.decision
+    assert d.player == "P1" and d.step == "agreements"
+    assert list(d.options) == ["P2", "P4", "no offer"]
+
+
+def test_two_player_a_colour_out_leaves_its_person_in_the_running() -> None:
+    """Win 2 with two colours each: the first colour eliminated ends the game; its person still plays
+    his other colour, so his side scores both colours' VP and may win."""
+    g = Game.new(load(OBJ, players=2), 2, seed=1, log=False, defer=True)
+    e = g.state["ent"]
+    e["P1"].update(ovp=10, out=True)
+    e["P3"]["ovp"] = 15
+    e["P2"]["ovp"] = 5
+    e["P4"]["ovp"] = 8
+    result = _finish(g)
+    assert result["winners"] == ["P1", "P3"]
+    assert result["scores"] == {"P1": 25, "P2": 13, "P3": 25, "P4": 13}
 
 
 # ---------------------------------------------------------------- 3. hidden information
