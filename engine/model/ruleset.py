@@ -59,6 +59,7 @@ class Model:
     checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
     frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
     label: Callable | None = None  # display.label: how an option is shown to a person
+    hints: dict[str, Any] = field(default_factory=dict)  # hints for bots: prefer, versus, scale, round
 
     @property
     def name(self) -> str:
