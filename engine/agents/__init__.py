@@ -42,8 +42,8 @@ SETTINGS: dict[str, dict[str, Param]] = {
                        high=10_000),
         "samples": Param(int, 0, "deals each option is tried in (0: the ruleset's hints.samples, else 1)", low=0,
                          high=64),
-        "horizon": Param(int, 0, "decisions played on at random after an option before judging it", low=0,
-                         high=1000),
+        "horizon": Param(int, -1, "decisions played on at random after an option before judging it "
+                         "(-1: the ruleset's hints.horizon, else 0)", low=-1, high=1000),
     },
     "search": {
         "iterations": Param(int, 1000, "tree-search iterations per decision (at most)", low=1, high=10_000_000),

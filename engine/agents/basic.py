@@ -50,11 +50,11 @@ class HeuristicAgent:
 
     name = "heuristic"
 
-    def __init__(self, seed: int = 0, width: int = 24, samples: int = 0, horizon: int = 0):
+    def __init__(self, seed: int = 0, width: int = 24, samples: int = 0, horizon: int = -1):
         self.rng = random.Random(seed)
         self.width = width
         self.samples = samples  # 0: the ruleset's hints.samples, else 1
-        self.horizon = horizon
+        self.horizon = horizon  # -1: the ruleset's hints.horizon, else 0
 
     def choose(self, game: Game, decision: Decision) -> int:
         n = len(decision.options)
@@ -68,21 +68,22 @@ class HeuristicAgent:
             order = sorted(candidates, key=lambda i: (-prefs[i], self.rng.random()))
             candidates = order[:self.width]
         samples = self.samples or int(game.model.hints.get("samples", 1))
+        horizon = self.horizon if self.horizon >= 0 else int(game.model.hints.get("horizon", 0))
         best, best_value = candidates[0], -math.inf
         for i in candidates:
             total = 0.0
             for _ in range(samples):
-                total += self._try(game, decision, i)
+                total += self._try(game, decision, i, horizon)
             v = total / samples + prefs[i] + self.rng.random() * 1e-6  # random tie-break
             if v > best_value:
                 best, best_value = i, v
         return best
 
-    def _try(self, game: Game, decision: Decision, i: int) -> float:
+    def _try(self, game: Game, decision: Decision, i: int, horizon: int) -> float:
         sim = determinize(game, decision.player, self.rng)
         try:
             sim.apply(decision.options[i])
-            for _ in range(self.horizon):
+            for _ in range(horizon):
                 d = sim.decision
                 if sim.over or d is None or d.step == decision.step:
                     break

@@ -204,7 +204,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     hints = data["hints"]
     evaluate = comp.expression(hints["evaluate"], loc_of(hints, "evaluate"), {"player"}, "evaluation") \
         if "evaluate" in hints else None
-    bot_hints: dict[str, Any] = {k: hints[k] for k in ("versus", "scale", "round", "samples") if k in hints}
+    bot_hints: dict[str, Any] = {k: hints[k] for k in ("versus", "scale", "round", "samples", "horizon") if k in hints}
     if "prefer" in hints:
         bot_hints["prefer"] = comp.expression(hints["prefer"], loc_of(hints, "prefer"), {"player", "item"},
                                               "preference")
