@@ -119,7 +119,7 @@ def play(args: argparse.Namespace) -> int:
 def _seats(spec: str | None, bots: str, players: int) -> list[str] | str:
     """The bot spec (or `human`) of each seat; an error message when a spec is wrong."""
     kinds = split_specs(spec) if spec else []
-    for k in [bots] + kinds:
+    for k in [bots, *kinds]:
         if k == "human":
             continue
         try:
@@ -162,8 +162,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pl.add_argument("--players", type=int, default=None, help="number of players (default: the ruleset's minimum)")
     pl.add_argument("--seed", type=int, default=1)
     pl.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="e.g. side=moon")
-    pl.add_argument("--seats", default=None, help="comma-separated seats: human or a bot spec (random, heuristic, search, "
-                    "search:time=0.5,rollout=heuristic; docs/agents.md)")
+    pl.add_argument("--seats", default=None, help="comma-separated seats: human or a bot spec (random, heuristic, "
+                    "search, search:time=0.5,rollout=heuristic; docs/agents.md)")
     pl.add_argument("--bots", default="random", help="bot spec for seats not given by --seats (default random)")
     pl.add_argument("--log", metavar="FILE", help="write the JSON-lines log of the game here")
     pl.add_argument("--log-for", metavar="PLAYER=FILE", help="also write PLAYER's copy of the log: other "
