@@ -89,6 +89,8 @@ class SweepStats:
     bots: dict[str, Rate] = field(default_factory=dict)
     scores: dict[str, list[float]] = field(default_factory=dict)
     lengths: list[int] = field(default_factory=list)
+    round_step: str | None = None  # the step counted as one round (hints.round, else guessed)
+    rounds: list[int] = field(default_factory=list)
     fired_games: dict[str, int] = field(default_factory=dict)  # count key -> games where it happened
     fired_total: dict[str, int] = field(default_factory=dict)
 
@@ -133,18 +135,42 @@ class SweepStats:
             "bots_win": {k: v.to_json() for k, v in self.bots.items()},
             "scores": {k: describe(v) for k, v in self.scores.items()},
             "length": describe([float(x) for x in self.lengths]),
+            "rounds": {"step": self.round_step, **describe([float(x) for x in self.rounds])},
             "rules": self.rules(),
         }
+
+
+def round_step(sweep: Sweep, rows: list[dict]) -> str | None:
+    """The step that makes one round: the ruleset's `hints.round` when it loads and says so,
+    else the step run most often in the most games while never more than a few dozen times
+    a game (a guess, named in the report)."""
+    try:
+        from engine.model import load
+        declared = load(sweep.combo, sweep.options, sweep.players).hints.get("round")
+    except Exception:  # a ruleset changed or moved since the sweep: fall back to the guess
+        declared = None
+    if declared:
+        return str(declared)
+    steps = set(sweep.rules.get("steps") or [])
+    per_game: dict[str, list[int]] = {}
+    for row in rows:
+        for k, v in (row["counts"] or {}).items():
+            if k in steps:
+                per_game.setdefault(k, []).append(v)
+    candidates = [(len(v), min(v), k) for k, v in per_game.items() if len(v) == len(rows) and 2 <= max(v) <= 40]
+    return max(candidates)[2] if candidates else None
 
 
 def collect(store: Store, sweep: Sweep) -> SweepStats:
     """Aggregate one sweep's rows."""
     st = SweepStats(sweep)
+    rows = list(store.games(sweep.id))
+    st.round_step = round_step(sweep, rows) if rows else None
     seat_ids = [f"P{i + 1}" for i in range(sweep.players)]
     for p in seat_ids:
         st.seats[p] = Rate()
         st.scores[p] = []
-    for row in store.games(sweep.id):
+    for row in rows:
         st.games += 1
         counts = row["counts"] or {}
         for k, v in counts.items():
@@ -160,6 +186,8 @@ def collect(store: Store, sweep: Sweep) -> SweepStats:
         if len(winners) > 1:
             st.ties += 1
         st.lengths.append(row["length"])
+        if st.round_step:
+            st.rounds.append((row["counts"] or {}).get(st.round_step, 0))
         for i, p in enumerate(seat_ids):
             won = p in winners
             st.seats[p].trials += 1
@@ -252,6 +280,12 @@ def render_sweep(st: SweepStats, fmt: str = "text", rules: str = "all") -> str:
     out += [_table(["n", "mean", "sd", "min", "p10", "median", "p90", "max"],
                    [[_num(d.get(k)) for k in ("n", "mean", "sd", "min", "p10", "median", "p90", "max")]], fmt,
                    set(range(8))), ""]
+    if st.round_step:
+        out.append(f"{h}Game length (rounds: times the step `{st.round_step}` ran)")
+        d = describe([float(x) for x in st.rounds])
+        out += [_table(["n", "mean", "sd", "min", "p10", "median", "p90", "max"],
+                       [[_num(d.get(k)) for k in ("n", "mean", "sd", "min", "p10", "median", "p90", "max")]], fmt,
+                       set(range(8))), ""]
     if rules != "none":
         table = st.rules()
         never = [r for r in table if r["never"]]
@@ -462,6 +496,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not sweeps:
         print(f"daimyo: {args.file} holds no games yet", file=sys.stderr)
         return 1
+    if args.plots:  # say it now, not after the whole report
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("daimyo: --plots needs matplotlib: pip install 'daimyo[plots]'", file=sys.stderr)
+            return 1
     stats = [collect(store, s) for s in sweeps]
     store.close()
     if args.format == "json":
