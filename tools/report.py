@@ -38,6 +38,30 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def diff_rates(a: Rate, b: Rate, z: float = Z95) -> dict:
+    """b - a for two win rates: the difference, its 95% (Wald) interval and the two-sided
+    p-value of a two-proportion z-test (pooled standard error)."""
+    if not a.trials or not b.trials:
+        return {"diff": None, "ci95": None, "p": None}
+    pa, pb = a.wins / a.trials, b.wins / b.trials
+    se = math.sqrt(pa * (1 - pa) / a.trials + pb * (1 - pb) / b.trials)
+    pool = (a.wins + b.wins) / (a.trials + b.trials)
+    se0 = math.sqrt(pool * (1 - pool) * (1 / a.trials + 1 / b.trials))
+    pval = math.erfc(abs(pb - pa) / se0 / math.sqrt(2)) if se0 > 0 else 1.0
+    return {"diff": pb - pa, "ci95": [pb - pa - z * se, pb - pa + z * se], "p": pval}
+
+
+def diff_means(xs: list[float], ys: list[float], z: float = Z95) -> dict:
+    """mean(ys) - mean(xs) with a 95% interval and a two-sided p-value (Welch, normal approximation)."""
+    if len(xs) < 2 or len(ys) < 2:
+        return {"diff": None, "ci95": None, "p": None}
+    dx, dy = describe(xs), describe(ys)
+    se = math.sqrt(dx["sd"] ** 2 / len(xs) + dy["sd"] ** 2 / len(ys))
+    d = dy["mean"] - dx["mean"]
+    pval = math.erfc(abs(d) / se / math.sqrt(2)) if se > 0 else (1.0 if d == 0 else 0.0)
+    return {"diff": d, "ci95": [d - z * se, d + z * se], "p": pval}
+
+
 def quantile(sorted_xs: list[float], q: float) -> float:
     """Linear-interpolated quantile of an already sorted list."""
     if not sorted_xs:
@@ -299,6 +323,45 @@ def render_sweep(st: SweepStats, fmt: str = "text", rules: str = "all") -> str:
     return "\n".join(out)
 
 
+def differences(base: SweepStats, other: SweepStats) -> list[tuple[str, dict, bool]]:
+    """(what, difference, is a rate) for every figure both sweeps have: other - base."""
+    out: list[tuple[str, dict, bool]] = []
+    for p in base.seats:
+        if p in other.seats:
+            out.append((f"{p} win rate", diff_rates(base.seats[p], other.seats[p]), True))
+    for b in sorted(set(base.bots) & set(other.bots)):
+        if len(base.bots) > 1 or len(other.bots) > 1:
+            out.append((f"{b} win rate", diff_rates(base.bots[b], other.bots[b]), True))
+    out.append(("tie rate", diff_rates(Rate(base.ties, base.finished), Rate(other.ties, other.finished)), True))
+    out.append(("length (decisions)", diff_means([float(x) for x in base.lengths], [float(x) for x in other.lengths]),
+                False))
+    if base.round_step and base.round_step == other.round_step:
+        out.append(("length (rounds)", diff_means([float(x) for x in base.rounds], [float(x) for x in other.rounds]),
+                    False))
+    return out
+
+
+def render_differences(stats: list[SweepStats], fmt: str) -> list[str]:
+    """Each sweep against the first: the difference, its 95% interval, the p-value, and `*`
+    where the interval leaves out 0 (significant at 5%)."""
+    h = "### " if fmt == "markdown" else ""
+    base = stats[0]
+    out: list[str] = []
+    for st in stats[1:]:
+        out.append(f"{h}Difference #{st.sweep.id} - #{base.sweep.id} (95% interval, p-value; * significant at 5%)")
+        rows = []
+        for what, d, is_rate in differences(base, st):
+            if d["diff"] is None:
+                rows.append([what, "-", "-", "-", ""])
+                continue
+            show = (lambda x: f"{x * 100:+.1f} pts") if is_rate else (lambda x: f"{x:+.2f}")
+            lo, hi = d["ci95"]
+            rows.append([what, show(d["diff"]), f"{show(lo)} .. {show(hi)}", f"{d['p']:.3f}",
+                         "*" if d["p"] < 0.05 else ""])
+        out += [_table(["figure", "difference", "95% interval", "p", ""], rows, fmt, {1, 2, 3}), ""]
+    return out
+
+
 def render_comparison(stats: list[SweepStats], fmt: str = "text", top_rules: int = 25) -> str:
     h = "## " if fmt == "markdown" else ""
     out = [f"{h}Comparison", "" if fmt == "markdown" else "=" * 10]
@@ -325,6 +388,7 @@ def render_comparison(stats: list[SweepStats], fmt: str = "text", top_rules: int
             rows.append([f"{b} win rate", *[(f"{_pct(st.bots[b].rate)} ({_ci(st.bots[b])})" if b in st.bots else "-")
                                             for st in stats]])
     out += [_table(headers, rows, fmt), ""]
+    out += render_differences(stats, fmt)
     # Rules whose firing differs most between the sweeps, and those that never fire in one of them.
     table: dict[tuple[str, str], list[dict | None]] = {}
     for j, st in enumerate(stats):
@@ -505,7 +569,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     stats = [collect(store, s) for s in sweeps]
     store.close()
     if args.format == "json":
-        print(json.dumps({"file": args.file, "sweeps": [st.to_json() for st in stats]}, indent=1, default=str))
+        diffs = [{"sweep": st.sweep.id, "base": stats[0].sweep.id,
+                  "figures": {what: d for what, d, _ in differences(stats[0], st)}} for st in stats[1:]]
+        print(json.dumps({"file": args.file, "sweeps": [st.to_json() for st in stats], "differences": diffs},
+                         indent=1, default=str))
     else:
         parts = [render_sweep(st, args.format, args.rules) for st in stats]
         if len(stats) > 1:
