@@ -125,10 +125,14 @@ def test_plots_without_matplotlib_say_so_before_the_report(results, capsys, monk
     assert "pip install 'daimyo[plots]'" in captured.err and captured.out == ""
 
 
-def test_game_length_in_rounds_uses_the_declared_round_step(tmp_path, capsys):
+def test_rounds_and_breakdowns_come_from_the_ruleset_hints(tmp_path, capsys):
     db = str(tmp_path / "c.db")
     assert main(["simulate", "shogun-cards", "--players", "2", "--games", "2", "--jobs", "1", "--db", db,
                  "--no-progress"]) == 0
     capsys.readouterr()
     assert main(["report", db, "--rules", "none"]) == 0
-    assert "Game length (rounds: times the step `take_turn` ran)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Game length (rounds: times the step `take_turn` ran)" in out
+    # hints.breakdown: win rate by the seat's place after the first player (0 is the first player)
+    part = out.split("Win rate by after_first")[1]
+    assert sum(int(line.split()[2]) for line in part.splitlines()[3:5]) == 4, "2 games x 2 players"

@@ -115,6 +115,7 @@ class SweepStats:
     lengths: list[int] = field(default_factory=list)
     round_step: str | None = None  # the step counted as one round (hints.round, else guessed)
     rounds: list[int] = field(default_factory=list)
+    breakdowns: dict[str, dict[str, Rate]] = field(default_factory=dict)  # hints.breakdown name -> value -> rate
     fired_games: dict[str, int] = field(default_factory=dict)  # count key -> games where it happened
     fired_total: dict[str, int] = field(default_factory=dict)
 
@@ -134,6 +135,8 @@ class SweepStats:
         seen = set()
         for key in self.fired_total:
             kind, _, name = key.partition(":")
+            if kind == "by":  # breakdown tags, not rules
+                continue
             if not name:
                 kind, name = "step", key
             seen.add((kind, name))
@@ -160,6 +163,7 @@ class SweepStats:
             "scores": {k: describe(v) for k, v in self.scores.items()},
             "length": describe([float(x) for x in self.lengths]),
             "rounds": {"step": self.round_step, **describe([float(x) for x in self.rounds])},
+            "breakdowns": {n: {v: r.to_json() for v, r in vals.items()} for n, vals in self.breakdowns.items()},
             "rules": self.rules(),
         }
 
@@ -210,6 +214,13 @@ def collect(store: Store, sweep: Sweep) -> SweepStats:
         if len(winners) > 1:
             st.ties += 1
         st.lengths.append(row["length"])
+        for k in counts:
+            if k.startswith("by:") and "@" in k:
+                what, _, player = k[3:].rpartition("@")
+                name, _, value = what.partition("=")
+                r = st.breakdowns.setdefault(name, {}).setdefault(value, Rate())
+                r.trials += 1
+                r.wins += player in winners
         if st.round_step:
             st.rounds.append((row["counts"] or {}).get(st.round_step, 0))
         for i, p in enumerate(seat_ids):
@@ -242,6 +253,14 @@ def _table(headers: list[str], rows: list[list[Any]], fmt: str, right: set[int] 
         padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
         return "  ".join(padded).rstrip()
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def _natural(text: str) -> tuple:
+    """Sort key: numbers as numbers (2 before 10), then text."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
 
 
 def _pct(x: float) -> str:
@@ -304,6 +323,11 @@ def render_sweep(st: SweepStats, fmt: str = "text", rules: str = "all") -> str:
     out += [_table(["n", "mean", "sd", "min", "p10", "median", "p90", "max"],
                    [[_num(d.get(k)) for k in ("n", "mean", "sd", "min", "p10", "median", "p90", "max")]], fmt,
                    set(range(8))), ""]
+    for name, vals in st.breakdowns.items():
+        out.append(f"{h}Win rate by {name} (the ruleset's hints.breakdown, at the end of the game)")
+        rows = [[v, r.wins, r.trials, _pct(r.rate), _ci(r), _flag(r, st.fair)]
+                for v, r in sorted(vals.items(), key=lambda kv: _natural(kv[0]))]
+        out += [_table([name, "wins", "player-games", "win rate", "95% CI", ""], rows, fmt, {1, 2, 3, 4}), ""]
     if st.round_step:
         out.append(f"{h}Game length (rounds: times the step `{st.round_step}` ran)")
         d = describe([float(x) for x in st.rounds])

@@ -91,6 +91,8 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
         row["error"] = f"{type(e).__name__}: {e}"
     counts = dict(g.counts) if g is not None else {}
     counts.update({f"decision:{k}": v for k, v in decisions.items()})
+    if g is not None and g.over and row["error"] is None:
+        counts.update(breakdown_tags(g))
     row["counts"] = counts
     row["length"] = length
     if g is not None and g.over and g.result and row["error"] is None:
@@ -98,6 +100,22 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
         row.update(scores=res["scores"], tiebreaks=res.get("tiebreaks") or {}, ranking=res["ranking"],
                    winners=res["winners"])
     return row
+
+
+def breakdown_tags(game: Any) -> dict[str, int]:
+    """The ruleset's `hints.breakdown` figures of each player at the end of a game, as count
+    keys `by:NAME=VALUE@PLAYER` (value 1), so the store needs no new column. A figure that
+    fails to evaluate is left out."""
+    from dsl.runtime import Ctx, RuleError
+    tags: dict[str, int] = {}
+    for name, fn in (game.model.hints.get("breakdown") or {}).items():
+        for p in game.state["players"]:
+            try:
+                value = fn(Ctx(game.state, game.model, game, {"player": p}))
+            except (RuleError, TypeError, ValueError):
+                continue
+            tags[f"by:{name}={value}@{p}"] = 1
+    return tags
 
 
 # --------------------------------------------------------------------------- workers

@@ -208,6 +208,10 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     if "prefer" in hints:
         bot_hints["prefer"] = comp.expression(hints["prefer"], loc_of(hints, "prefer"), {"player", "item"},
                                               "preference")
+    if "breakdown" in hints:
+        bot_hints["breakdown"] = {name: comp.expression(expr, loc_of(hints["breakdown"], name), {"player"},
+                                                        f"breakdown `{name}`")
+                                  for name, expr in hints["breakdown"].items()}
     display = data["display"]
     status = comp.expression(display["status"], loc_of(display, "status"), {"player"}, "status") \
         if "status" in display else None
