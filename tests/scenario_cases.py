@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.base.diagnostics import Diagnostics
-from engine.loading.yamlio import load_yaml
 from engine.cli.scenario import Outcome, run_paths
+from engine.loading.yamlio import load_yaml
 
 
 def scenario_cases(*dirs: Path) -> list:

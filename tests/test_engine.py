@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from engine.base.diagnostics import Diagnostics
+from engine.cli.replay import replay_file
 from engine.loading.package import bundled_ids
 from engine.model import build
-from engine.cli.replay import replay_file
 from engine.run.game import Game, IllegalMove
 from engine.run.state import canonical
 

@@ -17,8 +17,8 @@ import pytest
 
 from engine import Game, load
 from engine.cli import main
-from engine.model.validate import validate_targets
 from engine.cli.scenario import run_file
+from engine.model.validate import validate_targets
 
 REPO = Path(__file__).resolve().parent.parent
 BROKEN = REPO / "tests" / "broken"
