@@ -49,7 +49,7 @@ SETTINGS: dict[str, dict[str, Param]] = {
         "iterations": Param(int, 1000, "tree-search iterations per decision (at most)", low=1, high=10_000_000),
         "time": Param(float, 0.8, "seconds per decision (at most; 0: no time limit)", low=0, high=3600),
         "rollout": Param(str, "random", "how playouts choose moves", choices=("random", "heuristic")),
-        "depth": Param(int, 40, "decisions per playout before the position is judged", low=0, high=100_000),
+        "depth": Param(int, 10, "decisions per playout before the position is judged", low=0, high=100_000),
         "c": Param(float, 0.7, "UCB1 exploration constant", low=0, high=100),
     },
 }

@@ -29,7 +29,7 @@ class SearchAgent:
 
     name = "search"
 
-    def __init__(self, seed: int = 0, iterations: int = 1000, time: float = 0.8, depth: int = 40,
+    def __init__(self, seed: int = 0, iterations: int = 1000, time: float = 0.8, depth: int = 10,
                  rollout: str = "random", c: float = 0.7):
         self.rng = random.Random(seed)
         self.iterations = iterations
