@@ -141,3 +141,13 @@ def test_determinize_resamples_hidden_counts_and_sealed_bins() -> None:
     assert len(splits) > 1, "the split is re-sampled"
     own = determinize(g, "P2", random.Random(1)).state
     assert own["ent"]["P2"]["plan"] == g.state["ent"]["P2"]["plan"], "a player's own secrets stay"
+
+
+def test_play_builds_bots_from_the_same_specs(capsys) -> None:
+    """`daimyo play --seats` takes the specs the tournament takes, and refuses a wrong one."""
+    from engine.cli import main
+    assert main(["play", RACE, "--players", "3", "--seats", "heuristic:samples=2,search:iterations=8,time=0,random",
+                 "--quiet"]) == 0
+    assert "Winner" in capsys.readouterr().out
+    assert main(["play", RACE, "--players", "3", "--seats", "heuristic,search:rollout=smart"]) == 2
+    assert "`rollout` is one of random, heuristic" in capsys.readouterr().err
