@@ -51,6 +51,8 @@ SETTINGS: dict[str, dict[str, Param]] = {
         "rollout": Param(str, "random", "how playouts choose moves", choices=("random", "heuristic")),
         "depth": Param(int, 10, "decisions per playout before the position is judged", low=0, high=100_000),
         "c": Param(float, 0.7, "UCB1 exploration constant", low=0, high=100),
+        "prior": Param(int, 4, "virtual visits each root option starts with, worth the heuristic bot's value of it "
+                       "(0: none)", low=0, high=1000),
     },
 }
 

@@ -57,9 +57,14 @@ class HeuristicAgent:
         self.horizon = horizon  # -1: the ruleset's hints.horizon, else 0
 
     def choose(self, game: Game, decision: Decision) -> int:
-        n = len(decision.options)
-        if n == 1:
+        if len(decision.options) == 1:
             return 0
+        values = self.values(game, decision)
+        return max(values, key=lambda i: values[i])
+
+    def values(self, game: Game, decision: Decision) -> dict[int, float]:
+        """What each tried option is worth (option index -> value; random tie-break included)."""
+        n = len(decision.options)
         me = decision.player
         seen = determinize(game, me, self.rng)
         prefs = preferences(seen, decision) or [0.0] * n
@@ -69,15 +74,13 @@ class HeuristicAgent:
             candidates = order[:self.width]
         samples = self.samples or int(game.model.hints.get("samples", 1))
         horizon = self.horizon if self.horizon >= 0 else int(game.model.hints.get("horizon", 0))
-        best, best_value = candidates[0], -math.inf
+        out = {}
         for i in candidates:
             total = 0.0
             for _ in range(samples):
                 total += self._try(game, decision, i, horizon)
-            v = total / samples + prefs[i] + self.rng.random() * 1e-6  # random tie-break
-            if v > best_value:
-                best, best_value = i, v
-        return best
+            out[i] = total / samples + prefs[i] + self.rng.random() * 1e-6  # random tie-break
+        return out
 
     def _try(self, game: Game, decision: Decision, i: int, horizon: int) -> float:
         sim = determinize(game, decision.player, self.rng)

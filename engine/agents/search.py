@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from dsl.runtime import RuleError
-from engine.agents.basic import greedy_choice
+from engine.agents.basic import HeuristicAgent, greedy_choice
 from engine.agents.determinize import determinize
 from engine.agents.evaluation import outcome_value
 from engine.run import Decision, Game
@@ -30,8 +30,10 @@ class SearchAgent:
     name = "search"
 
     def __init__(self, seed: int = 0, iterations: int = 1000, time: float = 0.8, depth: int = 10,
-                 rollout: str = "random", c: float = 0.7):
+                 rollout: str = "random", c: float = 0.7, prior: int = 4):
         self.rng = random.Random(seed)
+        self.prior = prior
+        self.judge = HeuristicAgent(seed=self.rng.getrandbits(32))
         self.iterations = iterations
         self.seconds = time
         self.depth = depth
@@ -43,16 +45,31 @@ class SearchAgent:
         if n == 1:
             return 0
         me = decision.player
-        root = _Node()
         deadline = time.monotonic() + self.seconds if self.seconds > 0 else None
+        root = _Node()
+        keys = [_key(o) for o in decision.options]
+        if self.prior:
+            self._seed_root(root, game, decision, keys)
         for t in range(max(1, self.iterations)):
             if deadline and t and time.monotonic() > deadline:
                 break
             self._iterate(root, determinize(game, me, self.rng))
-        keys = [_key(o) for o in decision.options]
         return max(range(n), key=lambda i: (root.children[keys[i]].visits if keys[i] in root.children else -1,
                                             root.children[keys[i]].mean() if keys[i] in root.children else 0.0,
                                             -i))
+
+    def _seed_root(self, root: _Node, game: Game, decision: Decision, keys: list) -> None:
+        """Progressive bias: each root option starts with `prior` virtual visits worth what the
+        heuristic bot thinks of it (its evaluation and hints.prefer, in a re-dealt copy), so
+        a short search plays at least as well as the heuristic, and a longer one corrects it."""
+        values = self.judge.values(game, decision)
+        scale = float(game.model.hints.get("scale", 10.0))
+        for i, v in values.items():
+            child = root.children.setdefault(keys[i], _Node())
+            w = 0.5 + 0.5 * math.tanh(v / scale) if math.isfinite(v) else (1.0 if v > 0 else 0.0)
+            child.visits += self.prior
+            child.total += self.prior * w
+            child.avail += self.prior
 
     def _iterate(self, root: _Node, sim: Game) -> None:
         path: list[tuple[_Node, str]] = []
