@@ -79,17 +79,26 @@ def _entity_places(value: Any, container: Any, key: Any) -> list[tuple[Any, Any]
 def _redeal_entities(sim: Game, slots: list[Slot], rng: random.Random) -> None:
     m = sim.model
     ent = sim.state["ent"]
-    places: list[tuple[Any, Any, Any]] = []  # (container, key, pool key)
+    found: list[tuple[Any, Any, Any, str]] = []  # (container, key, owner of the secret, entity kind)
     for container, key, owner, _group in slots:
         for c, k in _entity_places(container[key], container, key):
-            x = c[k]
-            kind = m.kind_of.get(x)
-            if kind is None:
-                continue
-            ek = m.kinds.get(kind)
-            item_owner = ent.get(x, {}).get(ek.owner if ek and ek.owner else "owner")
-            bound = owner if owner is not None and item_owner == owner else None
-            places.append((c, k, (kind, bound)))
+            kind = m.kind_of.get(c[k])
+            if kind is not None:
+                found.append((c, k, owner, kind))
+    # An id hidden in several places at once is a token every player has a copy of (the same
+    # war chest cards in each player's hand): it stays among its owner's secrets.
+    seen: dict[str, int] = {}
+    for c, k, _owner, _kind in found:
+        seen[c[k]] = seen.get(c[k], 0) + 1
+    places: list[tuple[Any, Any, Any]] = []  # (container, key, pool key)
+    for c, k, owner, kind in found:
+        x = c[k]
+        ek = m.kinds.get(kind)
+        item_owner = ent.get(x, {}).get(ek.owner if ek and ek.owner else "owner")
+        if owner is not None and (item_owner == owner or seen[x] > 1):
+            places.append((c, k, ("owner", owner)))  # face down, one's own cards look alike
+        else:
+            places.append((c, k, ("kind", kind)))
     pools: dict[Any, list] = {}
     for c, k, pool in places:
         pools.setdefault(pool, []).append(c[k])
