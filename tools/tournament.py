@@ -159,7 +159,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tournament", help="bots against bots with seats rotated: win rates and ratings", epilog=EPILOG,
         description="Play G seat-rotated games of COMBO for each table of --agents and report each agent's win "
-        "rate (95%% interval) and a Bradley-Terry rating. Games are stored in the same SQLite file as `daimyo "
+        "rate (95% interval) and a Bradley-Terry rating. Games are stored in the same SQLite file as `daimyo "
         "simulate` (read them with `daimyo report`); rerunning the command resumes. Agents are bot specs such "
         "as heuristic or search:time=0.5,rollout=heuristic (docs/agents.md).")
     p.add_argument("combo", metavar="COMBO")
