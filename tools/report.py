@@ -549,7 +549,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report", help="balance tables and charts from a simulate results file",
         description="Print balance tables for every sweep in FILE (from `daimyo simulate --db FILE`): win rate "
-        "per seat and per bot with 95%% Wilson intervals, score distributions, game length, how often each "
+        "per seat and per bot with 95% Wilson intervals, score distributions, game length, how often each "
         "rule fired (rules that never fired are flagged), and a side-by-side comparison when FILE holds several "
         "sweeps. See docs/simulate.md.")
     p.add_argument("file", metavar="FILE")
