@@ -34,7 +34,7 @@ def test_heuristic_agent_beats_random() -> None:
 
 
 def test_search_agent_beats_random() -> None:
-    assert wins(lambda s: SearchAgent(seed=s, playouts=24)) >= 14
+    assert wins(lambda s: SearchAgent(seed=s, iterations=24, time=0)) >= 14
 
 
 def test_determinize_redeals_lists_the_player_cannot_see() -> None:
@@ -53,3 +53,101 @@ def test_determinize_redeals_lists_the_player_cannot_see() -> None:
         assert sorted(map(str, hidden)) == sorted(map(str, g.state["ent"]["P2"]["secret_pick"]))
     assert len(seen) > 1, "another player's hidden list must be re-dealt"
     assert g.state["ent"]["P2"]["secret_pick"][0] == "t1", "determinizing never touches the real game"
+
+
+# --------------------------------------------------------------------------- specs
+
+def test_agent_specs_take_settings_and_reject_bad_ones() -> None:
+    import pytest
+
+    from engine.agents import SpecError, make_agent, split_specs
+    a = make_agent("search:iterations=200,rollout=heuristic", 1)
+    assert (a.iterations, a.rollout, a.seconds) == (200, "heuristic", 0.8)
+    assert make_agent("search:time=0.5", 1).seconds == 0.5
+    assert make_agent("heuristic:samples=3", 1).samples == 3
+    assert split_specs("heuristic,search:time=0.5,rollout=random,random") == [
+        "heuristic", "search:time=0.5,rollout=random", "random"]
+    for bad, says in [("genius", "unknown bot `genius`"), ("search:time=fast", "takes float"),
+                      ("search:rollout=smart", "one of random, heuristic"), ("random:x=1", "has no setting `x`"),
+                      ("search:iterations=0", "between"), ("search:time", "key=value")]:
+        with pytest.raises(SpecError, match=says):
+            make_agent(bad, 1)
+
+
+def test_search_time_per_decision_is_bounded() -> None:
+    import time
+
+    from engine.agents import make_agent
+    model = load("shogun", players=4)
+    g = Game.new(model, 4, 5, log=False)
+    bot = make_agent("search:time=0.2,iterations=100000", 1)
+    for _ in range(3):
+        d = g.decision
+        t0 = time.monotonic()
+        g.apply(d.options[bot.choose(g, d)])
+        assert time.monotonic() - t0 < 0.2 + 1.0, "a decision takes its time budget plus at most one iteration"
+
+
+# --------------------------------------------------------------------------- no peeking
+
+def _cards_game_at_p1_turn() -> Game:
+    model = load("shogun-cards", players=4)
+    g = Game.new(model, 4, 11, log=False)
+    rng = random.Random(3)
+    while not (g.decision.player == "P1" and g.decision.step == "take_turn"):
+        d = g.decision
+        g.apply(d.options[rng.randrange(len(d.options))])
+    return g
+
+
+def test_search_choice_ignores_opponents_secrets() -> None:
+    """Rule of every game: what another player holds face down is theirs alone. Swapping a card
+    of P2's hand with one in the deck (both unseen by P1) must not change what P1's bot does."""
+    from engine.agents import make_agent
+    g = _cards_game_at_p1_turn()
+    other = g.clone()
+    hand, deck = other.state["ent"]["P2"]["hand"], other.state["globals"]["deck"]
+    hand[0], deck[-1] = deck[-1], hand[0]
+    assert other.state != g.state
+    for spec in ("search:iterations=40,time=0", "heuristic:samples=2,horizon=5"):
+        a, b = make_agent(spec, 7), make_agent(spec, 7)
+        assert a.choose(g, g.decision) == b.choose(other, other.decision), spec
+    sims = [determinize(x, "P1", random.Random(5)).state for x in (g, other)]
+    assert sims[0] == sims[1], "the copies the bot searches are the same"
+
+
+def test_determinize_resamples_hidden_counts_and_sealed_bins() -> None:
+    """Samurai Swords, Action 5 and Action 1: ronin lie face down and koku go into the planning
+    bins in secret. The split is re-dealt; the owner's total (announced) is kept."""
+    model = load("samurai-swords", players=4)
+    g = Game.new(model, 4, 2, log=False)
+    mine = [p for p, f in g.state["ent"].items() if f.get("owner") == "P2" and "ronin" in f][:3]
+    assert len(mine) >= 2
+    for i, pid in enumerate(mine):
+        g.state["ent"][pid]["ronin"] = 3 if i == 0 else 0
+    g.state["ent"]["P2"]["plan"] = {"turn": 4, "build": 0, "levy": 0, "ronin": 0, "ninja": 0}
+    other = g.clone()
+    for i, pid in enumerate(mine):
+        other.state["ent"][pid]["ronin"] = 3 if i == 1 else 0
+    other.state["ent"]["P2"]["plan"] = {"turn": 0, "build": 1, "levy": 3, "ronin": 0, "ninja": 0}
+    splits = set()
+    for s in range(12):
+        a, b = (determinize(x, "P1", random.Random(s)).state for x in (g, other))
+        assert a == b, "only the total of P2's secrets may matter"
+        held = [pid for pid, f in a["ent"].items() if f.get("owner") == "P2" and "ronin" in f]
+        assert sum(a["ent"][pid]["ronin"] for pid in held) == 3, "P2's ronin, wherever they lie"
+        assert sum(a["ent"]["P2"]["plan"].values()) == 4
+        splits.add((tuple(a["ent"][pid]["ronin"] for pid in mine), tuple(a["ent"]["P2"]["plan"].values())))
+    assert len(splits) > 1, "the split is re-sampled"
+    own = determinize(g, "P2", random.Random(1)).state
+    assert own["ent"]["P2"]["plan"] == g.state["ent"]["P2"]["plan"], "a player's own secrets stay"
+
+
+def test_play_builds_bots_from_the_same_specs(capsys) -> None:
+    """`daimyo play --seats` takes the specs the tournament takes, and refuses a wrong one."""
+    from engine.cli import main
+    assert main(["play", RACE, "--players", "3", "--seats", "heuristic:samples=2,search:iterations=8,time=0,random",
+                 "--quiet"]) == 0
+    assert "Winner" in capsys.readouterr().out
+    assert main(["play", RACE, "--players", "3", "--seats", "heuristic,search:rollout=smart"]) == 2
+    assert "`rollout` is one of random, heuristic" in capsys.readouterr().err

@@ -95,3 +95,44 @@ def test_report_plots_write_png_and_svg(results, tmp_path):
     for stem in ("winrate-seats", "winrate-bots", "length", "scores-1", "rules-2"):
         assert f"{stem}.png" in names and f"{stem}.svg" in names
     assert (folder / "winrate-seats.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_difference_of_two_rates_has_interval_and_significance():
+    from tools.report import Rate, diff_means, diff_rates
+    d = diff_rates(Rate(50, 100), Rate(70, 100))
+    assert round(d["diff"], 3) == 0.2 and d["ci95"][0] > 0 and d["p"] < 0.01
+    same = diff_rates(Rate(30, 100), Rate(31, 100))
+    assert same["ci95"][0] < 0 < same["ci95"][1] and same["p"] > 0.5
+    m = diff_means([1.0, 2.0, 3.0] * 10, [5.0, 6.0, 7.0] * 10)
+    assert m["diff"] == 4.0 and m["p"] < 0.001
+
+
+def test_comparison_has_a_difference_column(results, capsys):
+    assert main(["report", results, "--rules", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "Difference #2 - #1 (95% interval, p-value; * significant at 5%)" in out
+    assert "P1 win rate" in out.split("Difference #2 - #1")[1]
+    assert main(["report", results, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["differences"][0]["base"] == 1 and "P1 win rate" in data["differences"][0]["figures"]
+
+
+def test_plots_without_matplotlib_say_so_before_the_report(results, capsys, monkeypatch, tmp_path):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plots extra were not installed
+    assert main(["report", results, "--plots", str(tmp_path / "charts")]) == 1
+    captured = capsys.readouterr()
+    assert "pip install 'daimyo[plots]'" in captured.err and captured.out == ""
+
+
+def test_rounds_and_breakdowns_come_from_the_ruleset_hints(tmp_path, capsys):
+    db = str(tmp_path / "c.db")
+    assert main(["simulate", "shogun-cards", "--players", "2", "--games", "2", "--jobs", "1", "--db", db,
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["report", db, "--rules", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "Game length (rounds: times the step `take_turn` ran)" in out
+    # hints.breakdown: win rate by the seat's place after the first player (0 is the first player)
+    part = out.split("Win rate by after_first")[1]
+    assert sum(int(line.split()[2]) for line in part.splitlines()[3:5]) == 4, "2 games x 2 players"

@@ -38,6 +38,30 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def diff_rates(a: Rate, b: Rate, z: float = Z95) -> dict:
+    """b - a for two win rates: the difference, its 95% (Wald) interval and the two-sided
+    p-value of a two-proportion z-test (pooled standard error)."""
+    if not a.trials or not b.trials:
+        return {"diff": None, "ci95": None, "p": None}
+    pa, pb = a.wins / a.trials, b.wins / b.trials
+    se = math.sqrt(pa * (1 - pa) / a.trials + pb * (1 - pb) / b.trials)
+    pool = (a.wins + b.wins) / (a.trials + b.trials)
+    se0 = math.sqrt(pool * (1 - pool) * (1 / a.trials + 1 / b.trials))
+    pval = math.erfc(abs(pb - pa) / se0 / math.sqrt(2)) if se0 > 0 else 1.0
+    return {"diff": pb - pa, "ci95": [pb - pa - z * se, pb - pa + z * se], "p": pval}
+
+
+def diff_means(xs: list[float], ys: list[float], z: float = Z95) -> dict:
+    """mean(ys) - mean(xs) with a 95% interval and a two-sided p-value (Welch, normal approximation)."""
+    if len(xs) < 2 or len(ys) < 2:
+        return {"diff": None, "ci95": None, "p": None}
+    dx, dy = describe(xs), describe(ys)
+    se = math.sqrt(dx["sd"] ** 2 / len(xs) + dy["sd"] ** 2 / len(ys))
+    d = dy["mean"] - dx["mean"]
+    pval = math.erfc(abs(d) / se / math.sqrt(2)) if se > 0 else (1.0 if d == 0 else 0.0)
+    return {"diff": d, "ci95": [d - z * se, d + z * se], "p": pval}
+
+
 def quantile(sorted_xs: list[float], q: float) -> float:
     """Linear-interpolated quantile of an already sorted list."""
     if not sorted_xs:
@@ -89,6 +113,9 @@ class SweepStats:
     bots: dict[str, Rate] = field(default_factory=dict)
     scores: dict[str, list[float]] = field(default_factory=dict)
     lengths: list[int] = field(default_factory=list)
+    round_step: str | None = None  # the step counted as one round (hints.round, else guessed)
+    rounds: list[int] = field(default_factory=list)
+    breakdowns: dict[str, dict[str, Rate]] = field(default_factory=dict)  # hints.breakdown name -> value -> rate
     fired_games: dict[str, int] = field(default_factory=dict)  # count key -> games where it happened
     fired_total: dict[str, int] = field(default_factory=dict)
 
@@ -108,6 +135,8 @@ class SweepStats:
         seen = set()
         for key in self.fired_total:
             kind, _, name = key.partition(":")
+            if kind == "by":  # breakdown tags, not rules
+                continue
             if not name:
                 kind, name = "step", key
             seen.add((kind, name))
@@ -133,18 +162,43 @@ class SweepStats:
             "bots_win": {k: v.to_json() for k, v in self.bots.items()},
             "scores": {k: describe(v) for k, v in self.scores.items()},
             "length": describe([float(x) for x in self.lengths]),
+            "rounds": {"step": self.round_step, **describe([float(x) for x in self.rounds])},
+            "breakdowns": {n: {v: r.to_json() for v, r in vals.items()} for n, vals in self.breakdowns.items()},
             "rules": self.rules(),
         }
+
+
+def round_step(sweep: Sweep, rows: list[dict]) -> str | None:
+    """The step that makes one round: the ruleset's `hints.round` when it loads and says so,
+    else the step run most often in the most games while never more than a few dozen times
+    a game (a guess, named in the report)."""
+    try:
+        from engine.model import load
+        declared = load(sweep.combo, sweep.options, sweep.players).hints.get("round")
+    except Exception:  # a ruleset changed or moved since the sweep: fall back to the guess
+        declared = None
+    if declared:
+        return str(declared)
+    steps = set(sweep.rules.get("steps") or [])
+    per_game: dict[str, list[int]] = {}
+    for row in rows:
+        for k, v in (row["counts"] or {}).items():
+            if k in steps:
+                per_game.setdefault(k, []).append(v)
+    candidates = [(len(v), min(v), k) for k, v in per_game.items() if len(v) == len(rows) and 2 <= max(v) <= 40]
+    return max(candidates)[2] if candidates else None
 
 
 def collect(store: Store, sweep: Sweep) -> SweepStats:
     """Aggregate one sweep's rows."""
     st = SweepStats(sweep)
+    rows = list(store.games(sweep.id))
+    st.round_step = round_step(sweep, rows) if rows else None
     seat_ids = [f"P{i + 1}" for i in range(sweep.players)]
     for p in seat_ids:
         st.seats[p] = Rate()
         st.scores[p] = []
-    for row in store.games(sweep.id):
+    for row in rows:
         st.games += 1
         counts = row["counts"] or {}
         for k, v in counts.items():
@@ -160,6 +214,15 @@ def collect(store: Store, sweep: Sweep) -> SweepStats:
         if len(winners) > 1:
             st.ties += 1
         st.lengths.append(row["length"])
+        for k in counts:
+            if k.startswith("by:") and "@" in k:
+                what, _, player = k[3:].rpartition("@")
+                name, _, value = what.partition("=")
+                r = st.breakdowns.setdefault(name, {}).setdefault(value, Rate())
+                r.trials += 1
+                r.wins += player in winners
+        if st.round_step:
+            st.rounds.append((row["counts"] or {}).get(st.round_step, 0))
         for i, p in enumerate(seat_ids):
             won = p in winners
             st.seats[p].trials += 1
@@ -190,6 +253,14 @@ def _table(headers: list[str], rows: list[list[Any]], fmt: str, right: set[int] 
         padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
         return "  ".join(padded).rstrip()
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def _natural(text: str) -> tuple:
+    """Sort key: numbers as numbers (2 before 10), then text."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
 
 
 def _pct(x: float) -> str:
@@ -252,6 +323,17 @@ def render_sweep(st: SweepStats, fmt: str = "text", rules: str = "all") -> str:
     out += [_table(["n", "mean", "sd", "min", "p10", "median", "p90", "max"],
                    [[_num(d.get(k)) for k in ("n", "mean", "sd", "min", "p10", "median", "p90", "max")]], fmt,
                    set(range(8))), ""]
+    for name, vals in st.breakdowns.items():
+        out.append(f"{h}Win rate by {name} (the ruleset's hints.breakdown, at the end of the game)")
+        rows = [[v, r.wins, r.trials, _pct(r.rate), _ci(r), _flag(r, st.fair)]
+                for v, r in sorted(vals.items(), key=lambda kv: _natural(kv[0]))]
+        out += [_table([name, "wins", "player-games", "win rate", "95% CI", ""], rows, fmt, {1, 2, 3, 4}), ""]
+    if st.round_step:
+        out.append(f"{h}Game length (rounds: times the step `{st.round_step}` ran)")
+        d = describe([float(x) for x in st.rounds])
+        out += [_table(["n", "mean", "sd", "min", "p10", "median", "p90", "max"],
+                       [[_num(d.get(k)) for k in ("n", "mean", "sd", "min", "p10", "median", "p90", "max")]], fmt,
+                       set(range(8))), ""]
     if rules != "none":
         table = st.rules()
         never = [r for r in table if r["never"]]
@@ -263,6 +345,45 @@ def render_sweep(st: SweepStats, fmt: str = "text", rules: str = "all") -> str:
             out.append(_table(["kind", "name", "in games", "per game", ""], rows, fmt, {2, 3}))
         out.append("")
     return "\n".join(out)
+
+
+def differences(base: SweepStats, other: SweepStats) -> list[tuple[str, dict, bool]]:
+    """(what, difference, is a rate) for every figure both sweeps have: other - base."""
+    out: list[tuple[str, dict, bool]] = []
+    for p in base.seats:
+        if p in other.seats:
+            out.append((f"{p} win rate", diff_rates(base.seats[p], other.seats[p]), True))
+    for b in sorted(set(base.bots) & set(other.bots)):
+        if len(base.bots) > 1 or len(other.bots) > 1:
+            out.append((f"{b} win rate", diff_rates(base.bots[b], other.bots[b]), True))
+    out.append(("tie rate", diff_rates(Rate(base.ties, base.finished), Rate(other.ties, other.finished)), True))
+    out.append(("length (decisions)", diff_means([float(x) for x in base.lengths], [float(x) for x in other.lengths]),
+                False))
+    if base.round_step and base.round_step == other.round_step:
+        out.append(("length (rounds)", diff_means([float(x) for x in base.rounds], [float(x) for x in other.rounds]),
+                    False))
+    return out
+
+
+def render_differences(stats: list[SweepStats], fmt: str) -> list[str]:
+    """Each sweep against the first: the difference, its 95% interval, the p-value, and `*`
+    where the interval leaves out 0 (significant at 5%)."""
+    h = "### " if fmt == "markdown" else ""
+    base = stats[0]
+    out: list[str] = []
+    for st in stats[1:]:
+        out.append(f"{h}Difference #{st.sweep.id} - #{base.sweep.id} (95% interval, p-value; * significant at 5%)")
+        rows = []
+        for what, d, is_rate in differences(base, st):
+            if d["diff"] is None:
+                rows.append([what, "-", "-", "-", ""])
+                continue
+            show = (lambda x: f"{x * 100:+.1f} pts") if is_rate else (lambda x: f"{x:+.2f}")
+            lo, hi = d["ci95"]
+            rows.append([what, show(d["diff"]), f"{show(lo)} .. {show(hi)}", f"{d['p']:.3f}",
+                         "*" if d["p"] < 0.05 else ""])
+        out += [_table(["figure", "difference", "95% interval", "p", ""], rows, fmt, {1, 2, 3}), ""]
+    return out
 
 
 def render_comparison(stats: list[SweepStats], fmt: str = "text", top_rules: int = 25) -> str:
@@ -291,6 +412,7 @@ def render_comparison(stats: list[SweepStats], fmt: str = "text", top_rules: int
             rows.append([f"{b} win rate", *[(f"{_pct(st.bots[b].rate)} ({_ci(st.bots[b])})" if b in st.bots else "-")
                                             for st in stats]])
     out += [_table(headers, rows, fmt), ""]
+    out += render_differences(stats, fmt)
     # Rules whose firing differs most between the sweeps, and those that never fire in one of them.
     table: dict[tuple[str, str], list[dict | None]] = {}
     for j, st in enumerate(stats):
@@ -464,10 +586,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not sweeps:
         print(f"daimyo: {args.file} holds no games yet", file=sys.stderr)
         return 1
+    if args.plots:  # say it now, not after the whole report
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("daimyo: --plots needs matplotlib: pip install 'daimyo[plots]'", file=sys.stderr)
+            return 1
     stats = [collect(store, s) for s in sweeps]
     store.close()
     if args.format == "json":
-        print(json.dumps({"file": args.file, "sweeps": [st.to_json() for st in stats]}, indent=1, default=str))
+        diffs = [{"sweep": st.sweep.id, "base": stats[0].sweep.id,
+                  "figures": {what: d for what, d, _ in differences(stats[0], st)}} for st in stats[1:]]
+        print(json.dumps({"file": args.file, "sweeps": [st.to_json() for st in stats], "differences": diffs},
+                         indent=1, default=str))
     else:
         parts = [render_sweep(st, args.format, args.rules) for st in stats]
         if len(stats) > 1:

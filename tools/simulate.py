@@ -91,6 +91,8 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
         row["error"] = f"{type(e).__name__}: {e}"
     counts = dict(g.counts) if g is not None else {}
     counts.update({f"decision:{k}": v for k, v in decisions.items()})
+    if g is not None and g.over and row["error"] is None:
+        counts.update(breakdown_tags(g))
     row["counts"] = counts
     row["length"] = length
     if g is not None and g.over and g.result and row["error"] is None:
@@ -98,6 +100,22 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
         row.update(scores=res["scores"], tiebreaks=res.get("tiebreaks") or {}, ranking=res["ranking"],
                    winners=res["winners"])
     return row
+
+
+def breakdown_tags(game: Any) -> dict[str, int]:
+    """The ruleset's `hints.breakdown` figures of each player at the end of a game, as count
+    keys `by:NAME=VALUE@PLAYER` (value 1), so the store needs no new column. A figure that
+    fails to evaluate is left out."""
+    from dsl.runtime import Ctx, RuleError
+    tags: dict[str, int] = {}
+    for name, fn in (game.model.hints.get("breakdown") or {}).items():
+        for p in game.state["players"]:
+            try:
+                value = fn(Ctx(game.state, game.model, game, {"player": p}))
+            except (RuleError, TypeError, ValueError):
+                continue
+            tags[f"by:{name}={value}@{p}"] = 1
+    return tags
 
 
 # --------------------------------------------------------------------------- workers
@@ -342,14 +360,17 @@ class SweepOutcome:
 
 
 def parse_bots(spec: str, players: int) -> tuple[str, ...]:
-    """`random` (every seat) or `heuristic,random,random` (one per seat; a shorter list repeats its last)."""
-    from engine.agents import AGENTS
-    kinds = [k.strip() for k in spec.split(",") if k.strip()]
+    """`random` (every seat) or `heuristic,random,search:time=0.5` (one bot spec per seat; a
+    shorter list repeats its last). Each spec is checked here, before any game starts."""
+    from engine.agents import SpecError, check_spec, split_specs
+    kinds = split_specs(spec)
     if not kinds:
         raise SweepError("--bots needs at least one bot kind")
     for k in kinds:
-        if k not in AGENTS:
-            raise SweepError(f"unknown bot `{k}`; choose from {', '.join(AGENTS)}")
+        try:
+            check_spec(k)
+        except SpecError as e:
+            raise SweepError(str(e)) from None
     if len(kinds) > players:
         raise SweepError(f"--bots names {len(kinds)} seats for {players} players")
     return tuple(kinds + [kinds[-1]] * (players - len(kinds)))
@@ -482,7 +503,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="worker processes (default: the CPU count; with ray: tasks in flight, default: the "
                    "cluster's CPUs)")
     p.add_argument("--bots", default="random", metavar="KIND[,KIND...]",
-                   help="bot kind for every seat, or one per seat: random, heuristic, search (default random)")
+                   help="bot for every seat, or one per seat: random, heuristic, search, with settings as in "
+                   "search:time=0.5,rollout=heuristic (see docs/agents.md; default random)")
     p.add_argument("--rotate", action="store_true",
                    help="rotate the --bots list one seat per game, so each bot plays each seat equally often")
     p.add_argument("--seed", type=int, default=1, help="sweep seed; game g uses a seed derived from (seed, g)")

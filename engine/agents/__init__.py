@@ -3,9 +3,12 @@
     agent.choose(game_view, decision) -> index into decision.options
 
 An agent sees only `view(state, player)` (what the rules let that player see) and the
-decision addressed to it. The search agent also gets a `Game` it may clone, but it
-determinizes first: hidden values are re-dealt from what the player could know, and
-chance is re-seeded, so it never peeks at another player's secrets.
+decision addressed to it. The search and heuristic agents also get a `Game` they may clone,
+but they determinize first: hidden values are re-dealt from what the player could know, and
+chance is re-seeded, so they never peek at another player's secrets.
+
+Bots are named by specs (`search:time=0.5`, see engine/agents/spec.py and docs/agents.md);
+`make_agent(spec, seed)` builds one, the same way for every front door.
 """
 from __future__ import annotations
 
@@ -13,12 +16,14 @@ from typing import Any, Protocol
 
 from engine.agents.basic import HeuristicAgent, RandomAgent
 from engine.agents.determinize import determinize
-from engine.agents.evaluation import evaluate, outcome_value
+from engine.agents.evaluation import evaluate, outcome_value, relative_value
 from engine.agents.search import SearchAgent
+from engine.agents.spec import Param, SpecError, describe, parse_spec, split_specs
 from engine.run import Decision, Game
 
-__all__ = ["AGENTS", "Agent", "HeuristicAgent", "RandomAgent", "SearchAgent", "determinize", "evaluate",
-           "make_agent", "outcome_value"]
+__all__ = ["AGENTS", "SETTINGS", "Agent", "HeuristicAgent", "RandomAgent", "SearchAgent", "SpecError",
+           "check_spec", "determinize", "evaluate", "make_agent", "outcome_value", "relative_value",
+           "spec_help", "split_specs"]
 
 
 class Agent(Protocol):
@@ -29,8 +34,42 @@ class Agent(Protocol):
 
 AGENTS = {"random": RandomAgent, "heuristic": HeuristicAgent, "search": SearchAgent}
 
+# The settings each kind takes on the command line: `kind:key=value,...`.
+SETTINGS: dict[str, dict[str, Param]] = {
+    "random": {},
+    "heuristic": {
+        "width": Param(int, 24, "most options tried per decision (the most preferred by hints.prefer)", low=1,
+                       high=10_000),
+        "samples": Param(int, 0, "deals each option is tried in (0: the ruleset's hints.samples, else 1)", low=0,
+                         high=64),
+        "horizon": Param(int, -1, "decisions played on at random after an option before judging it "
+                         "(-1: the ruleset's hints.horizon, else 0)", low=-1, high=1000),
+    },
+    "search": {
+        "iterations": Param(int, 1000, "tree-search iterations per decision (at most)", low=1, high=10_000_000),
+        "time": Param(float, 0.8, "seconds per decision (at most; 0: no time limit)", low=0, high=3600),
+        "rollout": Param(str, "random", "how playouts choose moves", choices=("random", "heuristic")),
+        "depth": Param(int, 10, "decisions per playout before the position is judged", low=0, high=100_000),
+        "c": Param(float, 0.7, "UCB1 exploration constant", low=0, high=100),
+        "prior": Param(int, 4, "virtual visits each root option starts with, worth the heuristic bot's value of it "
+                       "(0: none)", low=0, high=1000),
+    },
+}
 
-def make_agent(kind: str, seed: int) -> Any:
-    if kind not in AGENTS:
-        raise ValueError(f"unknown bot `{kind}`; choose from {', '.join(AGENTS)}")
-    return AGENTS[kind](seed=seed)
+
+def check_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """(kind, settings) of a bot spec; SpecError with a clear message when it is wrong."""
+    return parse_spec(spec, SETTINGS)
+
+
+def make_agent(spec: str, seed: int) -> Any:
+    """A bot from its spec (`random`, `search:time=0.5,rollout=heuristic`) and a seed."""
+    kind, settings = check_spec(spec)
+    agent = AGENTS[kind](seed=seed, **settings)
+    agent.name = spec.strip()
+    return agent
+
+
+def spec_help() -> str:
+    """Every kind with its settings and defaults (for --help and docs)."""
+    return describe(SETTINGS)

@@ -1,5 +1,6 @@
 """How good a position is for a player: the ruleset's `hints.evaluate` (or its score),
-and the 0..1 outcome value that search backs up.
+compared with the opponents' as `hints.versus` says, and the 0..1 outcome value that
+search backs up.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from engine.run import Game
 
 
 def evaluate(game: Game, player: str) -> float:
+    """The ruleset's own measure of `player`'s position (hints.evaluate, else the score)."""
     m = game.model
     if game.over and game.result:
         return 1e6 if player in game.result["winners"] else -1e6
@@ -22,9 +24,24 @@ def evaluate(game: Game, player: str) -> float:
         return 0.0
 
 
+def relative_value(game: Game, player: str) -> float:
+    """`player`'s evaluation less the opponents' (hints.versus: `best` opponent, the `mean` of
+    them, or `none`): taking from a rival is worth as much as gaining."""
+    if game.over and game.result:
+        return 1e6 if player in game.result["winners"] else -1e6
+    mine = evaluate(game, player)
+    versus = game.model.hints.get("versus", "best")
+    if versus == "none":
+        return mine
+    others = [evaluate(game, p) for p in game.state["players"] if p != player]
+    if not others:
+        return mine
+    return mine - (max(others) if versus == "best" else sum(others) / len(others))
+
+
 def outcome_value(game: Game, player: str) -> float:
     """1 for a win (shared by the tied), else a 0..1 rank-based value; unfinished games
-    are scored by evaluate() relative to the best opponent."""
+    are scored by evaluate() relative to the best opponent, scaled by hints.scale."""
     if game.over and game.result:
         winners = game.result["winners"]
         if player in winners:
@@ -34,4 +51,5 @@ def outcome_value(game: Game, player: str) -> float:
     mine = evaluate(game, player)
     others = [evaluate(game, p) for p in game.state["players"] if p != player]
     best_other = max(others) if others else 0.0
-    return 0.5 + 0.5 * math.tanh((mine - best_other) / 10.0)
+    scale = float(game.model.hints.get("scale", 10.0))
+    return 0.5 + 0.5 * math.tanh((mine - best_other) / scale)

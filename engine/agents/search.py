@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from dsl.runtime import RuleError
+from engine.agents.basic import HeuristicAgent, greedy_choice
 from engine.agents.determinize import determinize
 from engine.agents.evaluation import outcome_value
 from engine.run import Decision, Game
@@ -20,33 +21,55 @@ class SearchAgent:
     Every iteration deals a fresh determinization of what the deciding player cannot see
     (`determinize`), then walks one shared tree of decisions, everybody's, from the current
     one: UCB1 among the options legal in this deal (an option's "availability" counts the
-    deals where it could be chosen), a new node, a random playout of at most `depth`
-    decisions, and the outcome for each player backed up the path, each node scored for the
-    player who chose it. Budget: `playouts` iterations, or `seconds` of wall time if given
-    (at least one iteration per root option either way)."""
+    deals where it could be chosen), a new node, a playout of at most `depth` decisions
+    (`rollout`: random moves, or the cheap greedy heuristic), and the outcome for each player
+    backed up the path, each node scored for the player who chose it. Budget: `iterations`
+    per decision, and never more than `time` seconds of wall time (checked before each
+    iteration, so a decision takes at most `time` plus one iteration)."""
 
     name = "search"
 
-    def __init__(self, seed: int = 0, playouts: int = 64, depth: int = 60, seconds: float | None = None,
-                 exploration: float = 0.7):
+    def __init__(self, seed: int = 0, iterations: int = 1000, time: float = 0.8, depth: int = 10,
+                 rollout: str = "random", c: float = 0.7, prior: int = 4):
         self.rng = random.Random(seed)
-        self.playouts = playouts
+        self.prior = prior
+        self.judge = HeuristicAgent(seed=self.rng.getrandbits(32))
+        self.iterations = iterations
+        self.seconds = time
         self.depth = depth
-        self.seconds = seconds
-        self.c = exploration
+        self.rollout = rollout
+        self.c = c
 
     def choose(self, game: Game, decision: Decision) -> int:
-        me = decision.player
-        root = _Node()
-        deadline = time.monotonic() + self.seconds if self.seconds else None
         n = len(decision.options)
-        for t in range(max(self.playouts, n)):
-            if deadline and t >= n and time.monotonic() > deadline:
+        if n == 1:
+            return 0
+        me = decision.player
+        deadline = time.monotonic() + self.seconds if self.seconds > 0 else None
+        root = _Node()
+        keys = [_key(o) for o in decision.options]
+        if self.prior:
+            self._seed_root(root, game, decision, keys)
+        for t in range(max(1, self.iterations)):
+            if deadline and t and time.monotonic() > deadline:
                 break
             self._iterate(root, determinize(game, me, self.rng))
-        keys = [_key(o) for o in decision.options]
         return max(range(n), key=lambda i: (root.children[keys[i]].visits if keys[i] in root.children else -1,
+                                            root.children[keys[i]].mean() if keys[i] in root.children else 0.0,
                                             -i))
+
+    def _seed_root(self, root: _Node, game: Game, decision: Decision, keys: list) -> None:
+        """Progressive bias: each root option starts with `prior` virtual visits worth what the
+        heuristic bot thinks of it (its evaluation and hints.prefer, in a re-dealt copy), so
+        a short search plays at least as well as the heuristic, and a longer one corrects it."""
+        values = self.judge.values(game, decision)
+        scale = float(game.model.hints.get("scale", 10.0))
+        for i, v in values.items():
+            child = root.children.setdefault(keys[i], _Node())
+            w = 0.5 + 0.5 * math.tanh(v / scale) if math.isfinite(v) else (1.0 if v > 0 else 0.0)
+            child.visits += self.prior
+            child.total += self.prior * w
+            child.avail += self.prior
 
     def _iterate(self, root: _Node, sim: Game) -> None:
         path: list[tuple[_Node, str]] = []
@@ -74,7 +97,10 @@ class SearchAgent:
             steps = 0
             while not sim.over and steps < self.depth:  # playout
                 d = sim.decision
-                sim.apply(d.options[self.rng.randrange(len(d.options))])
+                if self.rollout == "heuristic":
+                    sim.apply(d.options[greedy_choice(sim, d, self.rng)])
+                else:
+                    sim.apply(d.options[self.rng.randrange(len(d.options))])
                 steps += 1
             rewards: dict[str, float] = {}
             for child, mover in path:  # backup, each node for the player who chose it
@@ -95,6 +121,9 @@ class _Node:
         self.visits = 0
         self.total = 0.0
         self.avail = 0
+
+    def mean(self) -> float:
+        return self.total / self.visits if self.visits else 0.0
 
     def ucb(self, c: float) -> float:
         if not self.visits:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from dsl.runtime import RuleError
-from engine.agents import AGENTS, make_agent
+from engine.agents import SpecError, check_spec, make_agent, split_specs
 from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics
 from engine.base.files import output_problem, write_atomic
@@ -261,12 +261,15 @@ def _log_for(spec: str | None, players: int) -> tuple[str, str] | str | None:
 
 
 def _seats(spec: str | None, bots: str, players: int) -> list[str] | str:
-    if bots not in AGENTS:
-        return f"unknown bot `{bots}`; choose from {', '.join(AGENTS)}"
-    kinds = [s.strip() for s in spec.split(",")] if spec else []
-    for k in kinds:
-        if k != "human" and k not in AGENTS:
-            return f"unknown seat `{k}`; choose from human, {', '.join(AGENTS)}"
+    """The bot spec (or `human`) of each seat; an error message when a spec is wrong."""
+    kinds = split_specs(spec) if spec else []
+    for k in [bots, *kinds]:
+        if k == "human":
+            continue
+        try:
+            check_spec(k)
+        except SpecError as e:
+            return str(e) + ("" if k == bots else " (or human)")
     if len(kinds) > players:
         return f"--seats names {len(kinds)} seats for {players} players"
     return kinds + [bots] * (players - len(kinds))
@@ -312,8 +315,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     pl.add_argument("--players", type=int, default=None, help="number of players (default: the ruleset's minimum)")
     pl.add_argument("--seed", type=int, default=1)
     pl.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="e.g. side=moon")
-    pl.add_argument("--seats", default=None, help="comma-separated seat kinds: human,random,heuristic,search")
-    pl.add_argument("--bots", default="random", help="kind of bot for seats not given by --seats (default random)")
+    pl.add_argument("--seats", default=None, help="comma-separated seats: human or a bot spec (random, heuristic, "
+                    "search, search:time=0.5,rollout=heuristic; docs/agents.md)")
+    pl.add_argument("--bots", default="random", help="bot spec for seats not given by --seats (default random)")
     pl.add_argument("--log", metavar="FILE", help="write the JSON-lines log of the game here")
     pl.add_argument("--log-for", metavar="PLAYER=FILE", help="also write PLAYER's copy of the log: other "
                     "players' secret choices and hidden orders removed (e.g. P2=p2.jsonl)")

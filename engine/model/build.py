@@ -225,6 +225,14 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     hints = data["hints"]
     evaluate = comp.expression(hints["evaluate"], loc_of(hints, "evaluate"), {"player"}, "evaluation") \
         if "evaluate" in hints else None
+    bot_hints: dict[str, Any] = {k: hints[k] for k in ("versus", "scale", "round", "samples", "horizon") if k in hints}
+    if "prefer" in hints:
+        bot_hints["prefer"] = comp.expression(hints["prefer"], loc_of(hints, "prefer"), {"player", "item"},
+                                              "preference")
+    if "breakdown" in hints:
+        bot_hints["breakdown"] = {name: comp.expression(expr, loc_of(hints["breakdown"], name), {"player"},
+                                                        f"breakdown `{name}`")
+                                  for name, expr in hints["breakdown"].items()}
     display = data["display"]
     status = comp.expression(display["status"], loc_of(display, "status"), {"player"}, "status") \
         if "status" in display else None
@@ -243,6 +251,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     model.frozen_ids = _container_ids(sym.constants.values())
     model.label = label
     model.reads = reads
+    model.hints = bot_hints
     run_checks(model, checks, diags)
     return None if diags.errors else model
 

@@ -60,6 +60,7 @@ class Model:
     frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
     label: Callable | None = None  # display.label: how an option is shown to a person
     reads: frozenset[str] = frozenset()  # names and attributes the rule texts (checks too) mention
+    hints: dict[str, Any] = field(default_factory=dict)  # hints for bots: prefer, versus, scale, round
 
     @property
     def name(self) -> str:
