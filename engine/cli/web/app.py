@@ -26,7 +26,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from engine.base.diagnostics import Diagnostics
 from engine.cli.web.hub import Hub, LobbyError
-from engine.cli.web.present import dumps, seat_account, seat_state, table_data
+from engine.cli.web.present import decision_data, dumps, seat_account, seat_state, table_data
 from engine.cli.web.replays import Replays
 from engine.cli.web.rooms import Room
 from engine.loading.package import bundled_ids, read_package
@@ -61,9 +61,12 @@ class Page:
                 handover, self.seat = d.player, None  # nothing secret until the next person says so
         seat = self.seat
         draft = room.drafts.get(seat) if seat else None
-        src = draft.game if draft else room.game
         msg = {"type": "state", "you": seat, "handover": handover,
-               **seat_state(src, seat, decision_for=seat is not None and not (draft and draft.review))}
+               **seat_state(room.game, seat, decision_for=seat is not None and draft is None)}
+        if draft is not None and not draft.review:
+            # Only the next question of the draft: its state may already show what follows the
+            # choices (a reveal, a draw), which the seat must not see before it confirms them.
+            msg["decision"] = decision_data(draft.game, draft.game.decision, seat)
         if self.account_seat != seat:
             self.account_seat, self.sent_log, reset = seat, 0, True
         else:
