@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import time
 from typing import Any
 
 from dsl.runtime import RuleError
@@ -126,10 +127,12 @@ class Hub:
                 "tokens": {t: list(r) for t, r in room.tokens.items()}}
 
     def persist(self, room: Room) -> None:
-        with room.lock:
+        with room.lock:  # a consistent copy; the (slower) write happens outside the game's lock
             save = room.game.save()
-            log = room.game.log
-            room.saved_log = self.store.put(room.id, self.meta(room), save, log, room.saved_log)
+            fresh = room.game.log[room.saved_log:]
+            start = room.saved_log
+            room.saved_log += len(fresh)
+        self.store.put(room.id, self.meta(room), save, fresh, start)
 
     def resume(self) -> int:
         """Reopen every stored game (after a restart); returns how many."""
@@ -162,9 +165,12 @@ class Hub:
             await wake.wait()
             wake.clear()
             try:
+                stored = time.monotonic()
                 while room.bot_turn():
                     await asyncio.to_thread(room.step_bot)
-                    await asyncio.to_thread(self.persist, room)
+                    if time.monotonic() - stored > 1.0:  # during a long run of bot moves, about once a second
+                        await asyncio.to_thread(self.persist, room)
+                        stored = time.monotonic()
                     if self.bot_delay:
                         await asyncio.sleep(self.bot_delay)
                 await asyncio.to_thread(self.persist, room)

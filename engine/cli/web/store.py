@@ -32,17 +32,20 @@ class Store:
         self.db = sqlite3.connect(path, check_same_thread=False)
         if path != ":memory:" and fresh:
             os.chmod(path, 0o600)  # it holds every seat's token and secrets
+        if path != ":memory:":  # a crash may lose the last moves, never mix a state with another's log
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         self.lock = threading.Lock()
 
-    def put(self, gid: str, meta: dict, save: dict, log: list[dict], logged: int) -> int:
-        """Store the game's state and the log entries from `logged` on; returns the new count."""
+    def put(self, gid: str, meta: dict, save: dict, fresh: list[dict], start: int) -> None:
+        """Store the game's state and its new log entries (`fresh`, numbered from `start`), in one
+        transaction: the state and the log on disk always belong together."""
         with self.lock, self.db:
             self.db.execute("INSERT INTO games(id, meta, save) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE "
                             "SET meta = excluded.meta, save = excluded.save", (gid, json.dumps(meta), json.dumps(save)))
             self.db.executemany("INSERT OR REPLACE INTO log(game, i, entry) VALUES (?, ?, ?)",
-                                [(gid, i, canonical(e)) for i, e in enumerate(log[logged:], logged)])
-        return len(log)
+                                [(gid, i, canonical(e)) for i, e in enumerate(fresh, start)])
 
     def all(self) -> list[tuple[str, dict, dict, list[dict]]]:
         """Every stored game: (id, meta, save, log), oldest first."""

@@ -119,6 +119,10 @@ const Daimyo = (() => {
     renderZones(view);
     renderAccount(msg.account);
     renderOver(msg);
+    // For tests and tools: what the page now shows, in one place.
+    Object.assign(document.body.dataset, { seq: msg.seq, n: d ? d.n : "", over: msg.over ? "1" : "",
+      draft: msg.draft ? `${msg.draft.choices.length}${msg.draft.review ? "r" : ""}` : "", handover: msg.handover || "",
+      rendered: String(performance.now()), renders: String(Number(document.body.dataset.renders || 0) + 1) });
     const ho = $("handover");
     if (msg.handover) {
       $("handtext").textContent = `Hand the screen to ${nameOf[msg.handover]} (${msg.handover}). Nothing secret is shown until they say so.`;
