@@ -110,6 +110,7 @@ def click_once(driver, rng: random.Random, native: bool = False) -> None:
     click() in the page (the same handler, without the driver's slow round trips)."""
     from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     before = body(driver, "renders")
+    driver.execute_script("document.body.dataset.clickms = ''")
     t0 = time.time()
     for _ in range(5):
         el = driver.execute_script(PICK_JS, rng.random())
@@ -127,7 +128,11 @@ def click_once(driver, rng: random.Random, native: bool = False) -> None:
         except (StaleElementReferenceException, WebDriverException):
             time.sleep(0.05)  # the page was redrawn under the pointer: pick again
     wait(driver, lambda: body(driver, "renders") != before, "the board to update after a click")
-    FIGURES.setdefault("click_to_board_ms", []).append((time.time() - t0) * 1000)
+    FIGURES.setdefault("click_to_board_ms_with_driver", []).append((time.time() - t0) * 1000)
+    wait(driver, lambda: body(driver, "clickms") or body(driver, "handover"), "the page's own timing", 5)
+    in_page = body(driver, "clickms")  # measured by the page itself: the click to the board redrawn
+    if in_page:
+        FIGURES.setdefault("click_to_board_ms", []).append(float(in_page))
 
 
 def play(driver, rng: random.Random, until, limit: int, timeout: float = 20) -> int:
@@ -236,14 +241,15 @@ def test_replay_viewer_steps_through_a_game(browser, tmp_path):
     log = tmp_path / "game.jsonl"
     log.write_text("".join(canonical(e) + "\n" for e in game.log))
     total = sum(1 for e in game.log if e["t"] == "decision")
-    with running(str(tmp_path / "r.db")) as (base, hub):
+    with running(str(tmp_path / "r.db")) as (base, _):
         browser.get(base + "/replay")
         browser.find_element(By.ID, "logfile").send_keys(str(log))
         wait(browser, lambda: browser.find_element(By.ID, "pos").text == f"decision 0 of {total}", "the replay")
         browser.find_element(By.ID, "next").click()
         wait(browser, lambda: browser.find_element(By.ID, "pos").text == f"decision 1 of {total}", "a step")
         owned = lambda: browser.execute_script(  # noqa: E731
-            "return [...document.querySelectorAll('#board rect.owner')].filter(r => r.getAttribute('fill') !== 'transparent').length")
+            "return [...document.querySelectorAll('#board rect.owner')]"
+            ".filter(r => r.getAttribute('fill') !== 'transparent').length")
         jump = browser.find_element(By.ID, "jump")
         jump.clear()
         jump.send_keys("40")

@@ -98,7 +98,8 @@ const Daimyo = (() => {
 
   // ---------------------------------------------------------------- the game (live)
   let optionBySpace = {}, optionByCard = {};
-  function act(i) { send({ type: "act", n: state.decision.n, i }); }
+  let clickedAt = null;  // when the person clicked: the page reports how long the board took
+  function act(i) { clickedAt = performance.now(); send({ type: "act", n: state.decision.n, i }); }
   function clickSpace(id) { if (id in optionBySpace) act(optionBySpace[id]); }
 
   function render(msg) {
@@ -122,12 +123,14 @@ const Daimyo = (() => {
     // For tests and tools: what the page now shows, in one place.
     Object.assign(document.body.dataset, { seq: msg.seq, n: d ? d.n : "", over: msg.over ? "1" : "",
       draft: msg.draft ? `${msg.draft.choices.length}${msg.draft.review ? "r" : ""}` : "", handover: msg.handover || "",
-      rendered: String(performance.now()), renders: String(Number(document.body.dataset.renders || 0) + 1) });
+      renders: String(Number(document.body.dataset.renders || 0) + 1) });
+    if (clickedAt !== null) document.body.dataset.clickms = String(performance.now() - clickedAt);
+    clickedAt = null;
     const ho = $("handover");
     if (msg.handover) {
       $("handtext").textContent = `Hand the screen to ${nameOf[msg.handover]} (${msg.handover}). Nothing secret is shown until they say so.`;
       $("handbtn").textContent = `I am ${nameOf[msg.handover]}: show my screen`;
-      $("handbtn").onclick = () => send({ type: "become", seat: msg.handover });
+      $("handbtn").onclick = () => { clickedAt = performance.now(); send({ type: "become", seat: msg.handover }); };
       ho.classList.add("show");
     } else ho.classList.remove("show");
   }
@@ -198,7 +201,7 @@ const Daimyo = (() => {
     btns.innerHTML = "";
     if (draft.review) {
       const ok = el("button", { id: "confirm" }, "confirm and send");
-      ok.onclick = () => send({ type: "confirm" });
+      ok.onclick = () => { clickedAt = performance.now(); send({ type: "confirm" }); };
       btns.appendChild(ok);
     }
     const again = el("button", { id: "reset" }, "start over");
