@@ -145,7 +145,8 @@ const Daimyo = (() => {
       const owner = ent[ownerField];
       g.querySelector("rect.owner").setAttribute("fill", colorOf[owner] || "transparent");
       g.querySelector("rect.box").setAttribute("stroke", colorOf[owner] || "#333");
-      const keys = (fields || Object.keys(ent)).filter((k) => k !== ownerField && !empty(ent[k]));
+      // A hidden single value ("?") says nothing, not even its size: leave it off the board.
+      const keys = (fields || Object.keys(ent)).filter((k) => k !== ownerField && !empty(ent[k]) && ent[k] !== "?");
       const lines = keys.map((k) => fmt(k, ent[k])).filter((x) => x);
       if (owner && colorOf[owner]) lines.unshift(nameOf[owner]);
       const texts = g.querySelectorAll("text.line");
@@ -215,7 +216,7 @@ const Daimyo = (() => {
     const own = table.display.own || [];
     for (const p of table.players) {
       const ent = view.ent[p.id] || {};
-      const keys = (table.display.counters || Object.keys(ent).filter((k) => !own.includes(k))).filter((k) => !empty(ent[k]));
+      const keys = (table.display.counters || Object.keys(ent).filter((k) => !own.includes(k))).filter((k) => !empty(ent[k]) && ent[k] !== "?");
       const div = el("div", { class: `player${msg.waiting === p.id ? " deciding" : ""}`, id: `player-${p.id}` });
       div.style.borderLeftColor = p.color;
       div.appendChild(el("b", {}, `${p.name} (${p.id})`));
