@@ -9,11 +9,11 @@ import select
 import httpx
 import pytest
 import websocket
+from webserver import running
 
 from engine.cli.web.hub import Hub, LobbyError
 from engine.cli.web.store import Store
 from engine.model import PLAYER_KIND
-from tests.webserver import running
 
 
 def _hub() -> Hub:
@@ -255,3 +255,33 @@ def test_socket_refuses_bad_tokens_and_bad_messages(tmp_path):
         watch.close()
         r = httpx.get(f"{base}/api/games/{got['id']}/save", params={"t": got["links"]["P1"].split("#")[1]})
         assert r.status_code == 403  # only the admin link downloads the whole (secret) state
+
+
+def test_daimyo_serve_prints_links_and_binds_locally(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from webserver import free_port
+
+    from engine.cli import main
+    assert main(["serve", "shogun", "--seats", "human,robot", "--db", str(tmp_path / "x.db")]) == 2
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "serve", "shogun", "--players", "3", "--seats",
+                             "human,random,human", "--port", str(port), "--db", str(tmp_path / "s.db")],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline() for _ in range(6)]
+        text = "".join(lines)
+        assert "seat P1" in text and "seat P3" in text and "seat P2" not in text  # a bot has no link
+        assert "spectator" in text and f"http://127.0.0.1:{port}/g/" in text
+        for _ in range(100):
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/")
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        assert r.status_code == 200 and "daimyo lobby" in r.text
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from tests.webserver import free_port, running
+from webserver import free_port, running
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 SHOTS = Path(__file__).parent / "screenshots"
