@@ -45,6 +45,7 @@ class Page:
         self.seat: str | None = role[1] if role[0] == "seat" else None
         self.account_seat: Any = False  # the seat the page's account was redacted for
         self.sent_log = 0
+        self.room_error: str | None = None  # the game stopped (a broken ruleset): shown on the page
 
     def seats(self) -> list[str]:
         if self.role[0] == "seat":
@@ -77,8 +78,6 @@ class Page:
         msg["draft"] = {"choices": [label for _, label in draft.choices], "review": draft.review} if draft else None
         msg["error"] = self.room_error
         return msg
-
-    room_error: str | None = None
 
 
 def create_app(hub: Hub) -> Starlette:

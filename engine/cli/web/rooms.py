@@ -34,6 +34,7 @@ class Draft:
     """A seat's secret choices so far, made on a private copy of the game."""
 
     game: Game
+    seat: str
     choices: list[tuple[Any, str]] = field(default_factory=list)  # (option, its label)
 
     @property
@@ -41,8 +42,6 @@ class Draft:
         """All of this run of secret choices is made: the seat now confirms or starts over."""
         d = self.game.decision
         return d is None or not d.secret or d.player != self.seat
-
-    seat: str = ""
 
 
 class Room:
@@ -111,7 +110,7 @@ class Room:
             option = d.options[i]
             if d.secret:
                 if draft is None:
-                    draft = self.drafts[seat] = Draft(self.game.clone(), seat=seat)
+                    draft = self.drafts[seat] = Draft(self.game.clone(), seat)
                 from engine.cli.web.present import option_text
                 label = option_text(draft.game, option)
                 try:
