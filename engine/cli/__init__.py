@@ -1,7 +1,8 @@
 """The front door: the `daimyo` command, one module per subcommand.
 
 It owns the command line and everything a person sees at the terminal: `validate`,
-`describe`, `play` (with `human` for a person's seat), `replay`, `scenario`, `new` and `lsp`, each in its own
+`describe`, `play` (with `human` for a person's seat), `replay`, `scenario`, `new`, `lsp` and `serve`
+(the browser front end, engine/cli/web), each in its own
 module with an `add_parser(sub)` that declares its arguments. It may import every engine layer
 below it. The tools (tools/) sit beside it: they register their own subcommands through the
 `daimyo.commands` entry point group, so neither side imports the other.
@@ -20,9 +21,9 @@ from pathlib import Path
 
 from engine import __version__
 from engine.base.console import EPILOG
-from engine.cli import describe, lsp, new, play, replay, scenario, validate
+from engine.cli import describe, lsp, new, play, replay, scenario, serve, validate
 
-COMMANDS = (validate, describe, play, replay, scenario, new, lsp)  # in the order `daimyo --help` lists them
+COMMANDS = (validate, describe, play, replay, scenario, serve, new, lsp)  # in the order `daimyo --help` lists them
 ENTRY_POINTS = "daimyo.commands"  # where other packages (our tools/, plug-ins) register subcommands
 
 
