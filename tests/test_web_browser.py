@@ -161,6 +161,7 @@ def test_shogun_whole_game_one_clicked_seat_three_bots(browser, tmp_path):
     with running(str(tmp_path / "g.db")) as (base, hub):
         browser.get(base + "/")  # the lobby: one person, three bots
         wait(browser, lambda: browser.find_elements(By.ID, "seat-4"), "the lobby's seats")
+        assert browser.find_element(By.ID, "base").get_attribute("value") == "shogun"  # the default game
         for i, kind in ((2, "random"), (3, "heuristic"), (4, "random")):
             browser.execute_script(f"document.getElementById('seat-{i}').value = '{kind}'")
         browser.find_element(By.ID, "create").click()
@@ -176,6 +177,7 @@ def test_shogun_whole_game_one_clicked_seat_three_bots(browser, tmp_path):
         assert room.game.over and clicks > 30
         assert any(e["t"] == "decision" and e["player"] == "P1" and e.get("secret") for e in room.game.log)
         assert "== " in browser.find_element(By.ID, "account").text
+        assert room.game.model.combo.base.id == "shogun"
         browser.save_screenshot(str(SHOTS / "shogun-over.png"))
 
 

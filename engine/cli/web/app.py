@@ -29,7 +29,8 @@ from engine.cli.web.hub import Hub, LobbyError
 from engine.cli.web.present import decision_data, dumps, seat_account, seat_state, table_data
 from engine.cli.web.replays import Replays
 from engine.cli.web.rooms import Room
-from engine.loading.package import bundled_ids, read_package
+from engine.loading.package import bundled_ids, bundled_root, read_package
+from rulesets import DEFAULT_RULESET
 
 STATIC = resources.files("engine.cli.web") / "static"
 MAX_MESSAGE = 2048          # bytes in one websocket message from a page
@@ -95,10 +96,10 @@ def create_app(hub: Hub) -> Starlette:
     async def rulesets(request: Request) -> Response:
         out = []
         for pid in bundled_ids():
-            from engine.loading.package import bundled_root
             pkg = read_package(bundled_root() / pid, Diagnostics())
             if pkg is not None:
                 out.append({"id": pkg.id, "name": pkg.name, "players": list(pkg.players), "extends": pkg.extends,
+                            "default": pkg.id == DEFAULT_RULESET,
                             "options": {k: {"values": v.get("values"), "default": v.get("default")}
                                         for k, v in pkg.options.items()}})
         return JSONResponse(out)

@@ -94,6 +94,8 @@
   fetch("/api/rulesets").then((r) => r.json()).then((got) => {
     packs = got;
     for (const p of packs.filter((q) => !q.extends)) $("base").appendChild(el("option", { value: p.id }, p.name));
+    const preferred = packs.find((p) => p.default);  // the ruleset `daimyo play` starts without a COMBO
+    if (preferred) $("base").value = preferred.id;
     refresh();
   });
 })();
