@@ -110,7 +110,7 @@ def test_verbose_prints_the_account_of_a_failed_scenario(tmp_path: Path, capsys)
     from engine.cli.scenario import run as run_command
     f = tmp_path / "sc.yaml"
     f.write_text(f"scenario: x\nruleset: {RACE}\nplayers: 2\nmoves: [2, 7]\n", encoding="utf-8")
-    assert run_command(argparse.Namespace(paths=[str(f)], verbose=True)) == 1
+    assert run_command(argparse.Namespace(paths=[str(f)], verbose=True, format="human")) == 1
     out = capsys.readouterr().out
     assert "move 2: 7 is not a legal option for P2 at `take_turn`" in out and "| P1 moves 2 to 2" in out
 
