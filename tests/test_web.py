@@ -34,6 +34,29 @@ def test_create_checks_the_lobby_request():
     assert all(len(t) >= 24 for t in room.tokens)
 
 
+def test_two_people_with_two_hands_each_get_one_seat_each():
+    """Samurai Swords for 2 (ruleset-format.md, several hands per player): the room seats the two
+    people, gives the one person one link, colours all four hands, and asks the person who plays
+    the hand that must decide."""
+    room = _hub().create("samurai-swords", 2, {}, ["human", "random"], seed=1)
+    assert room.players == ["P1", "P2"] and room.humans == ["P1"]
+    assert sorted(r for r in room.tokens.values() if r[0] == "seat") == [("seat", "P1")]
+    assert room.table_seats() == (["P1", "P2", "P3", "P4"], ["human", "random", "human", "random"])
+    asked = set()
+    for _ in range(60):
+        d = room.game.decision
+        asked.add(d.player)
+        if d.player == "P1":
+            draft = room.drafts.get("P1")
+            if draft is not None and draft.review:  # secret choices all made: send them
+                assert room.confirm("P1") is None
+            else:  # the real decision, or the next one of a secret draft
+                assert room.act("P1", room.pending_for("P1").number, 0) is None
+        else:
+            room.step_bot()
+    assert asked == {"P1", "P2"}  # every decision went to one of the two people
+
+
 def test_the_room_refuses_wrong_seat_stale_and_malformed_actions():
     hub = _hub()
     room = hub.create("shogun", 3, {}, ["human", "human", "human"])

@@ -199,7 +199,7 @@ def create_app(hub: Hub) -> Starlette:
         listener = lambda: loop.call_soon_threadsafe(changed.set)  # noqa: E731
         room.listeners.append(listener)
         await ws.send_text(dumps({"type": "hello", "role": role[0], "seats": page.seats(), "game": room.id,
-                                  **table_data(room.model, room.players, room.kinds)}))
+                                  **table_data(room.model, *room.table_seats())}))
         changed.set()
 
         async def sender() -> None:

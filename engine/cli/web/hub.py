@@ -72,11 +72,10 @@ class Hub:
         if len(self.rooms) >= MAX_ROOMS:
             raise LobbyError(f"the server already holds {MAX_ROOMS} games")
         gid = gid or secrets.token_hex(4)
-        if tokens is None:
-            tokens = {new_token(): ("seat", p) for p, k in zip(game.state["players"], kinds, strict=True)
-                      if k == HUMAN}
-            tokens.update({new_token(): ("table",), new_token(): ("watch",), new_token(): ("admin",)})
-        room = Room(gid, model, game, kinds, tokens, seed)
+        room = Room(gid, model, game, kinds, tokens or {}, seed)
+        if tokens is None:  # one link per person (a person may play several hands)
+            room.tokens = {new_token(): ("seat", p) for p in room.humans}
+            room.tokens.update({new_token(): ("table",), new_token(): ("watch",), new_token(): ("admin",)})
         self.rooms[gid] = room
         return room
 

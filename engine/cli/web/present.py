@@ -17,6 +17,7 @@ from engine.cli.human import status_line
 from engine.model import PLAYER_KIND, Model
 from engine.model.layout import compute_layout, region_colors, separate
 from engine.run.game import Decision, Game
+from engine.run.state import controller
 
 PLAYER_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#8c564b", "#e377c2",
                  "#111111", "#bcbd22"]
@@ -159,7 +160,7 @@ def seat_state(game: Game, seat: str | None, decision_for: bool) -> dict:
         "decision": decision_data(game, d, seat) if decision_for and d is not None and d.player == seat else None,
     }
     for p in game.state["players"]:
-        if p == seat or game.over:  # the status line reads the whole state: only a seat's own, until the end
+        if controller(game.state, p) == seat or game.over:  # it reads the whole state: a seat's own, until the end
             out["status"][p] = status_line(game, p)
     return out
 

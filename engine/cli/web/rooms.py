@@ -21,6 +21,7 @@ from typing import Any
 from engine.agents import make_agent
 from engine.model import Model
 from engine.run.game import Game, IllegalMove
+from engine.run.state import controller, seat_count
 
 HUMAN = "human"
 
@@ -57,7 +58,8 @@ class Room:
         self.tokens = tokens
         self.lock = threading.Lock()
         self.drafts: dict[str, Draft] = {}
-        self.players: list[str] = list(game.state["players"])
+        # The people at the table (with several hands each, fewer than the players of the rules).
+        self.players: list[str] = [f"P{i + 1}" for i in range(seat_count(game.state))]
         self.agents = {p: make_agent(k, seed * 1000 + i) for i, (p, k) in enumerate(zip(self.players, kinds,
                                                                                        strict=True))
                        if k != HUMAN}
@@ -70,6 +72,12 @@ class Room:
     @property
     def humans(self) -> list[str]:
         return [p for p, k in zip(self.players, self.kinds, strict=True) if k == HUMAN]
+
+    def table_seats(self) -> tuple[list[str], list[str]]:
+        """Every player of the rules (each hand gets its colour on the board) with the kind of the
+        person who plays it."""
+        hands = list(self.game.state["players"])
+        return hands, [self.kinds[self.players.index(controller(self.game.state, p))] for p in hands]
 
     def role(self, token: Any) -> tuple | None:
         return self.tokens.get(token) if isinstance(token, str) else None
