@@ -98,6 +98,13 @@ def test_random_game_of_every_combination(combo: str, options: dict, players: in
     model = load(combo, options, players=players)
     g = Game.new(model, players, seed=seed, log=False)
     bots = {p: RandomAgent(seed * 7 + i) for i, p in enumerate(g.state["players"])}
+    play_checked(g, bots)
+    check_ending(g, combo, options)
+
+
+def play_checked(g: Game, bots: dict) -> None:
+    """Play `g` to its end with `bots` (keyed by the person who decides), checking the invariants
+    after every decision."""
     decisions = 0
     while not g.over:
         errs = invariant_errors(g) + objective_errors(g)
@@ -106,7 +113,6 @@ def test_random_game_of_every_combination(combo: str, options: dict, players: in
         g.apply(d.options[bots[d.player].choose(g, d)])
         decisions += 1
     assert not invariant_errors(g) + objective_errors(g)
-    check_ending(g, combo, options)
 
 
 def check_ending(g: Game, combo: str, options: dict) -> None:
@@ -155,14 +161,7 @@ def test_two_player_random_game(seed: int) -> None:
     g = Game.new(model, 2, seed=seed, log=False)
     assert g.state["seats"] == {"P1": "P1", "P2": "P2", "P3": "P1", "P4": "P2"}
     bots = {p: RandomAgent(seed * 7 + i) for i, p in enumerate(("P1", "P2"))}   # one bot per person
-    decisions = 0
-    while not g.over:
-        errs = invariant_errors(g) + objective_errors(g)
-        assert not errs, f"after decision {decisions}: {errs}"
-        d = g.decision
-        g.apply(d.options[bots[d.player].choose(g, d)])
-        decisions += 1
-    assert not invariant_errors(g) + objective_errors(g)
+    play_checked(g, bots)
     e, gl = g.state["ent"], g.state["globals"]
     winners = set(g.result["winners"])
     assert winners in ({"P1", "P3"}, {"P2", "P4"}, {"P1", "P2", "P3", "P4"}), winners

@@ -397,31 +397,20 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     item = patch["insert"]
     anchor = patch.get("before") or patch.get("after")
     where = "before" if "before" in patch else "after"
-    found = _flow_lists_with(res.data, anchor)
-    if not found:
-        if res.incomplete:
-            return  # see _apply_patch
-        names = _all_flow_names(res.data)
-        diags.add("P026", f"insert: no flow step named `{anchor}` to insert {where}", loc_of(patch, where),
-                  hint=did_you_mean(str(anchor), names))
+    got = _flow_item(res, anchor, loc_of(patch, where), diags,
+                     missing=f"insert: no flow step named `{anchor}` to insert {where}",
+                     ambiguous="insert: step `{anchor}` appears in {n} flows; name a unique step")
+    if got is None:
         return
-    if len(found) > 1:
-        diags.add("P027", f"insert: step `{anchor}` appears in {len(found)} flows; name a unique step",
-                  loc_of(patch, where))
-        return
-    path, lst = found[0]
+    path, lst, i = got
     if not _claim(res, pkg, f"{path}:{where}:{anchor}", loc, diags, by_id):
         return
-    i = next(i for i, x in enumerate(lst) if anchor in _item_names(x))
+    origins = _flow_origins(res, lst)
     at = i if where == "before" else i + 1
     lst.insert(at, item)
     locs = getattr(lst, "item_locs", None)
     if isinstance(locs, list) and len(locs) == len(lst) - 1:  # the inserted item is located at the patch
         locs.insert(at, loc_of(patch, "insert"))
-    origins = next((o for known, o in res.flow_origins if known is lst), None)
-    if origins is None:
-        origins = [None] * (len(lst) - 1)
-        res.flow_origins.append((lst, origins))
     origins.insert(at, (pkg.id, loc))
     res.provenance[f"{path}+{_step_name(item) or 'item'}"] = (pkg.id, loc)
 
@@ -431,24 +420,15 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
     """`replace_item: NAME` with `value:`, or `remove_item: NAME`: one item of a flow, found by its
     step name or `label` wherever it stands, so a variant changes one line of a flow, not the flow."""
     name = patch[op]
-    found = _flow_lists_with(res.data, name)
-    if not found:
-        if not res.incomplete:
-            diags.add("P026", f"{op}: no flow item named `{name}`", loc_of(patch, op),
-                      hint=did_you_mean(str(name), _all_flow_names(res.data)) or "name an item with `label:`")
+    got = _flow_item(res, name, loc_of(patch, op), diags, missing=f"{op}: no flow item named `{name}`",
+                     ambiguous=f"{op}: item `{{anchor}}` appears in {{n}} flows; give it a unique `label`",
+                     fallback_hint="name an item with `label:`")
+    if got is None:
         return
-    if len(found) > 1:
-        diags.add("P027", f"{op}: item `{name}` appears in {len(found)} flows; give it a unique `label`",
-                  loc_of(patch, op))
-        return
-    path, lst = found[0]
+    path, lst, i = got
     if not _claim(res, pkg, f"{path}:item:{name}", loc, diags, by_id):
         return
-    i = next(i for i, x in enumerate(lst) if name in _item_names(x))
-    origins = next((o for known, o in res.flow_origins if known is lst), None)
-    if origins is None:
-        origins = [None] * len(lst)
-        res.flow_origins.append((lst, origins))
+    origins = _flow_origins(res, lst)
     res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
     if op == "remove_item":
         del lst[i]
@@ -457,6 +437,33 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
     lst[i] = patch.get("value")
     origins[i] = (pkg.id, loc)
     res.provenance[f"{path}+{_step_name(lst[i]) or name}"] = (pkg.id, loc)
+
+
+def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing: str, ambiguous: str,
+               fallback_hint: str = "") -> tuple[str, list, int] | None:
+    """The one flow list holding an item named `name` (a step name or `label`), and its index;
+    None after reporting P026 (no such item; silent while the combo is incomplete, see
+    _apply_patch) or P027 (it stands in several flows)."""
+    found = _flow_lists_with(res.data, name)
+    if not found:
+        if not res.incomplete:
+            hint = did_you_mean(str(name), _all_flow_names(res.data))
+            diags.add("P026", missing, where, hint=hint or fallback_hint or hint)
+        return None
+    if len(found) > 1:
+        diags.add("P027", ambiguous.format(anchor=name, n=len(found)), where)
+        return None
+    path, lst = found[0]
+    return path, lst, next(i for i, x in enumerate(lst) if name in _item_names(x))
+
+
+def _flow_origins(res: Resolved, lst: list) -> list:
+    """Which package put each item of a patched flow list there (None: the list's own file)."""
+    origins = next((o for known, o in res.flow_origins if known is lst), None)
+    if origins is None:
+        origins = [None] * len(lst)
+        res.flow_origins.append((lst, origins))
+    return origins
 
 
 def _item_names(item: Any) -> tuple[str, ...]:
