@@ -7,6 +7,7 @@ and the end of the game.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
+from engine.run.direct import Direct
 from engine.run.log import Recorder
 from engine.run.state import controller, state_hash
 
@@ -32,7 +34,13 @@ def _number(value: Any, fn: Any, player: str) -> Any:
 
 
 class FlowMachine:
-    """Runs a model's flow over a state. `Game` is the public face of it."""
+    """Runs a model's flow over a state. `Game` is the public face of it.
+
+    `run` runs the flow directly (engine/run/direct.py); with `reference` set (the class
+    attribute, or DAIMYO_FLOW=frames in the environment) it runs the reference machine, frame by
+    frame. Both give the same game, byte for byte."""
+
+    reference = os.environ.get("DAIMYO_FLOW") == "frames"
 
     def __init__(self, model: Model, state: dict, recorder: Recorder):
         self.model = model
@@ -42,6 +50,9 @@ class FlowMachine:
         self.counts: dict[str, int] = {}  # how often each step, trigger and event ran (for reports)
         self._sched: list[tuple[str, dict]] = []
         self.meter = Meter()  # the work budget between two decisions, shared by every rule run here
+        self._ended = False  # end_game ran (the direct runner stops at once)
+        self._direct = Direct(self)
+        self._c: Ctx | None = None
 
     @property
     def silent(self) -> bool:
@@ -50,93 +61,94 @@ class FlowMachine:
 
     def run(self) -> None:
         """Advance the flow until a decision is pending or the game is over."""
+        if self.reference:
+            self.run_frames()
+        else:
+            self._direct.run()
+
+    def run_frames(self) -> None:
+        """The reference machine: frame by frame (engine/run/direct.py runs the same flow
+        without frames between decisions; the two are compared in the tests)."""
         state = self.state
-        stack = state["flow"]
-        nodes = self.model.nodes
-        meter = self.meter
-        meter.used = 0  # a new stretch between two decisions
+        self.meter.used = 0  # a new stretch between two decisions
         while state["pending"] is None and not state["over"]:
-            if not stack:
+            if not state["flow"]:
                 self._finish()
                 return
-            frame = stack[-1]
-            node = nodes[frame["n"]]
-            kind = node.kind
-            meter.used += 1  # every flow step is work too
-            if meter.used > meter.limit:
-                meter.over(node.loc)
-            if len(stack) > MAX_FLOW_DEPTH:
-                raise RuleError(f"the flow is nested more than {MAX_FLOW_DEPTH:,} levels deep: a step that "
-                                "runs itself (its own flow, or `run` of itself) never ends", node.loc, code="E002")
-            if kind == "seq":
-                i = frame["i"]
-                if i < len(node.children):
-                    frame["i"] = i + 1
-                    self._push(node.children[i], frame["v"])
-                else:
-                    stack.pop()
-            elif kind == "effect":
+            self.step_frame()
+
+    def step_frame(self) -> None:
+        """One turn of the reference machine: the frame on top of the stack moves on."""
+        state = self.state
+        stack = state["flow"]
+        frame = stack[-1]
+        node = self.model.nodes[frame["n"]]
+        kind = node.kind
+        meter = self.meter
+        meter.used += 1  # every flow step is work too
+        if meter.used > meter.limit:
+            meter.over(node.loc)
+        if len(stack) > MAX_FLOW_DEPTH:
+            raise RuleError(f"the flow is nested more than {MAX_FLOW_DEPTH:,} levels deep: a step that "
+                            "runs itself (its own flow, or `run` of itself) never ends", node.loc, code="E002")
+        if kind == "seq":
+            i = frame["i"]
+            if i < len(node.children):
+                frame["i"] = i + 1
+                self._push(node.children[i], frame["v"])
+            else:
                 stack.pop()
-                self._call_effect(node.fn, dict(frame["v"]))
-            elif kind == "call":
+        elif kind == "effect":
+            stack.pop()
+            self._call_effect(node.fn, dict(frame["v"]))
+        elif kind == "call":
+            stack.pop()
+            args = {k: store_value(fn(self._ctx(frame["v"])), "a step's arguments") for k, fn in node.args.items()}
+            self._push(self.model.steps[node.step or self._dispatched(node, frame["v"], args)], {}, args)
+        elif kind == "step":
+            if frame["i"] == 0:
+                frame["i"] = 1
+                self.counts[node.label] = self.counts.get(node.label, 0) + 1
+                if node.title:
+                    title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
+                    title = safe_text(title) if isinstance(title, str) else title
+                    self.recorder.record({"t": "step", "step": node.label, "title": title})
+                if node.body >= 0:
+                    self._push(node.body, frame["v"])
+                self._step_hook("before_", node, frame)  # steps it schedules run before the body
+            else:
                 stack.pop()
-                args = {k: store_value(fn(self._ctx(frame["v"])), "a step's arguments") for k, fn in node.args.items()}
-                self._push(self.model.steps[node.step or self._dispatched(node, frame, args)], {}, args)
-            elif kind == "step":
-                if frame["i"] == 0:
-                    frame["i"] = 1
-                    self.counts[node.label] = self.counts.get(node.label, 0) + 1
-                    if node.title:
-                        title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
-                        title = safe_text(title) if isinstance(title, str) else title
-                        self.recorder.record({"t": "step", "step": node.label, "title": title})
-                    if node.body >= 0:
-                        self._push(node.body, frame["v"])
-                    self._step_hook("before_", node, frame)  # steps it schedules run before the body
-                else:
-                    stack.pop()
-                    self._step_hook("after_", node, frame)
-            elif kind == "repeat" or kind == "for":
-                if "x" not in frame:
-                    got = node.fn(self._ctx(frame["v"]))
-                    if kind == "repeat":
-                        if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
-                            raise RuleError(f"repeat needs a whole number from 0 to {MAX_REPEAT:,}, got "
-                                            f"{describe(got)}", node.loc)
-                        got = list(range(1, got + 1))
-                    elif isinstance(got, dict):
-                        got = list(got)
-                    elif not isinstance(got, list):
-                        raise RuleError(f"`for` needs a list, got {describe(got)}", node.loc)
-                    frame["x"] = store_value(got, "a loop of the flow")
-                i = frame["i"]
-                if i < len(frame["x"]):
-                    frame["i"] = i + 1
-                    value = frame["x"][i]
-                    if node.var_global:
-                        state["globals"][node.var] = value
-                        self._push(node.body, frame["v"])
-                    else:
-                        self._push(node.body, frame["v"], {node.var: value} if node.var else None)
-                else:
-                    stack.pop()
-            elif kind == "while":
-                if frame["i"] > MAX_WHILE:
-                    raise RuleError(f"a `while` loop ran {MAX_WHILE:,} times; it probably never ends", node.loc)
-                if node.fn(self._ctx(frame["v"])):
-                    frame["i"] += 1
+                self._step_hook("after_", node, frame)
+        elif kind == "repeat" or kind == "for":
+            if "x" not in frame:
+                frame["x"] = self._loop_items(node, frame["v"])
+            i = frame["i"]
+            if i < len(frame["x"]):
+                frame["i"] = i + 1
+                value = frame["x"][i]
+                if node.var_global:
+                    state["globals"][node.var] = value
                     self._push(node.body, frame["v"])
                 else:
-                    stack.pop()
-            elif kind == "if":
+                    self._push(node.body, frame["v"], {node.var: value} if node.var else None)
+            else:
                 stack.pop()
-                branch = node.body if node.fn(self._ctx(frame["v"])) else node.other
-                if branch >= 0:
-                    self._push(branch, frame["v"])
-            elif kind == "choose":
-                self._enter_choice(frame, node)
-            else:  # pragma: no cover
-                raise RuleError(f"unknown flow node {kind}", node.loc)
+        elif kind == "while":
+            self._while_guard(node, frame["i"])
+            if node.fn(self._ctx(frame["v"])):
+                frame["i"] += 1
+                self._push(node.body, frame["v"])
+            else:
+                stack.pop()
+        elif kind == "if":
+            stack.pop()
+            branch = node.body if node.fn(self._ctx(frame["v"])) else node.other
+            if branch >= 0:
+                self._push(branch, frame["v"])
+        elif kind == "choose":
+            self._enter_choice(frame, node)
+        else:  # pragma: no cover
+            raise RuleError(f"unknown flow node {kind}", node.loc)
 
     # ---- flow helpers ----
 
@@ -144,14 +156,38 @@ class FlowMachine:
         """Run the triggers listening to `before_STEP` / `after_STEP` (if any) with the step's arguments."""
         event = when + node.label
         if event in self.model.triggers:
-            self._sched = []
-            c = self._ctx(frame["v"])
-            self.emit(c, event, {p: frame["v"].get(p) for p in node.params})
+            self._sched = self._step_event(event, node, frame["v"])
             self._flush_schedule()
 
-    def _dispatched(self, node: Any, frame: dict, args: dict) -> str:
+    def _step_event(self, event: str, node: Any, v: dict) -> list:
+        """Emit a step's before_/after_ event; the steps its triggers scheduled."""
+        self._sched = []
+        self.emit(self._ctx(v), event, {p: v.get(p) for p in node.params})
+        sched, self._sched = self._sched, []
+        return sched
+
+    def _loop_items(self, node: Any, v: dict) -> list:
+        """The items a `repeat` or `for` item of the flow runs its body for."""
+        got = node.fn(self._ctx(v))
+        if node.kind == "repeat":
+            if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
+                raise RuleError(f"repeat needs a whole number from 0 to {MAX_REPEAT:,}, got "
+                                f"{describe(got)}", node.loc)
+            got = list(range(1, got + 1))
+        elif isinstance(got, dict):
+            got = list(got)
+        elif not isinstance(got, list):
+            raise RuleError(f"`for` needs a list, got {describe(got)}", node.loc)
+        return store_value(got, "a loop of the flow")
+
+    @staticmethod
+    def _while_guard(node: Any, turns: int) -> None:
+        if turns > MAX_WHILE:
+            raise RuleError(f"a `while` loop ran {MAX_WHILE:,} times; it probably never ends", node.loc)
+
+    def _dispatched(self, node: Any, v: dict, args: dict) -> str:
         """The step a `dispatch:` item names at this moment; it must exist and take these arguments."""
-        name = node.fn(self._ctx(frame["v"])) if node.fn else None
+        name = node.fn(self._ctx(v)) if node.fn else None
         if not isinstance(name, str) or name not in self.model.steps:
             raise RuleError(f"dispatch: `{name}` is not a step", node.loc)
         params = self.model.nodes[self.model.steps[name]].params
@@ -167,7 +203,13 @@ class FlowMachine:
         self.state["flow"].append({"n": idx, "i": 0, "v": v})
 
     def _ctx(self, vars: dict) -> Ctx:
-        return Ctx(self.state, self.model, self, vars, meter=self.meter)
+        """The context a rule of the flow runs in. One per game, reused: a rule's calls restore
+        the variables they change, and nothing keeps a context after its rule returned."""
+        c = self._c
+        if c is None or c.state is not self.state:
+            c = self._c = Ctx(self.state, self.model, self, vars, meter=self.meter)
+        c.vars = vars
+        return c
 
     def _call_effect(self, fn: Callable | None, vars: dict) -> None:
         if fn is None:
@@ -183,7 +225,23 @@ class FlowMachine:
             self._push(self.model.steps[name], {}, args)
 
     def _enter_choice(self, frame: dict, node: Any) -> None:
-        c = self._ctx(frame["v"])
+        options, c = self._options(node, frame["v"])
+        if not options or (len(options) == 1 and options[0] is None):
+            self.state["flow"].pop()
+            if node.other >= 0:
+                self._push(node.other, frame["v"])
+            return
+        player = self._chooser(node, c)
+        if len(options) == 1:  # nothing to decide: take it without asking
+            self.state["flow"].pop()
+            if node.body >= 0:
+                self._push(node.body, frame["v"], {node.var: options[0]})
+            return
+        self._ask(node, c, player, options)
+
+    def _options(self, node: Any, v: dict) -> tuple[list, Ctx]:
+        """A choice's options (with `none` when it is optional), and the context they came from."""
+        c = self._ctx(v)
         options = node.fn(c)
         if isinstance(options, dict):
             options = list(options)
@@ -192,19 +250,16 @@ class FlowMachine:
         options = store_value(options, "a choice's options")
         if node.optional:
             options.append(None)
-        if not options or (len(options) == 1 and options[0] is None):
-            self.state["flow"].pop()
-            if node.other >= 0:
-                self._push(node.other, frame["v"])
-            return
+        return options, c
+
+    def _chooser(self, node: Any, c: Ctx) -> Any:
         player = node.player(c)
         if player not in self.state["players"]:
             raise RuleError(f"choice `{node.var}`: {describe(player)} is not a player", node.loc)
-        if len(options) == 1:  # nothing to decide: take it without asking
-            self.state["flow"].pop()
-            if node.body >= 0:
-                self._push(node.body, frame["v"], {node.var: options[0]})
-            return
+        return player
+
+    def _ask(self, node: Any, c: Ctx, player: Any, options: list) -> None:
+        """Make the choice the pending decision."""
         # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
         prompt = None if self.silent else safe_text(str(node.prompt(c)))
         self.state["pending"] = {"player": controller(self.state, player), "options": options, "prompt": prompt,
@@ -246,6 +301,7 @@ class FlowMachine:
     def end_game(self, c: Ctx) -> None:
         self.state["flow"].clear()
         self._sched = []
+        self._ended = True
 
     def emit(self, c: Ctx, event: str, args: dict) -> None:
         self.counts[f"event:{event}"] = self.counts.get(f"event:{event}", 0) + 1

@@ -1,0 +1,263 @@
+"""Direct execution of the flow: frames only where a game stops.
+
+The reference machine (`FlowMachine.run_frames`) keeps the whole flow position as a stack of
+frames, pushing a frame (a dict, with a copy of its parent's variables) for every item it
+enters. Most items finish without a decision, so those frames are made only to be thrown
+away. Here each item runs as a plain Python call instead, and frames are made only when the
+game stops at a decision: the calls on the way up each add the frame the reference machine
+would hold at that moment. The stack is then exactly the reference machine's, so saves,
+clones, views and the log's state hashes are the same byte for byte, and a saved game can be
+continued by either machine.
+
+Every count is kept as the reference machine keeps it: one unit of the work budget per item
+entered and per item left (its loop turns), the same rule calls in the same order, the same
+checks. tests/test_direct.py plays seeded games of every bundled combo with both machines and
+compares their logs byte for byte; `daimyo difftest` does it at scale.
+
+Deep nesting (a step that runs itself) is left to the reference machine: past `SPILL` levels
+the items are handed over as frames, so Python's own stack stays small and the flow's depth
+limit (E002) is reported exactly where the reference machine reports it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dsl.runtime import RuleError, store_value
+from engine.base.text import safe_text
+
+if TYPE_CHECKING:
+    from engine.run.machine import FlowMachine
+
+SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bundled games use < 20)
+
+
+class Suspend(Exception):
+    """The game stopped (a decision, or a hand-over to frames) inside a flow item: `frames`
+    collects, innermost first, the frame each item on the way up holds at that moment."""
+
+    def __init__(self, frames: list[dict]):
+        super().__init__()
+        self.frames = frames
+
+
+class Ended(Exception):
+    """`end_game` ran: nothing on the way up runs on. `sched` are the steps the same rule
+    scheduled after it, which the reference machine still runs (on an empty stack)."""
+
+    def __init__(self, sched: list):
+        super().__init__()
+        self.sched = sched
+
+
+class Direct:
+    """Runs flow items of one machine as Python calls. `run()` of the machine uses it."""
+
+    def __init__(self, machine: FlowMachine):
+        self.m = machine
+        self.nodes = machine.model.nodes
+        self.meter = machine.meter
+
+    # ---- the loop over what is left on the stack ----
+
+    def run(self) -> None:
+        """Advance until a decision is pending or the game is over (FlowMachine.run)."""
+        m = self.m
+        state = m.state
+        stack = state["flow"]
+        meter = m.meter
+        meter.used = 0
+        while state["pending"] is None and not state["over"]:
+            if not stack:
+                m._finish()
+                return
+            if len(stack) > SPILL:  # deep: frame by frame, as the reference machine does
+                m.step_frame()
+                continue
+            frame = stack.pop()
+            m._ended = False
+            try:
+                self.resume(frame, len(stack) + 1)
+            except Suspend as s:
+                stack.extend(reversed(s.frames))
+            except Ended as e:
+                stack.clear()
+                m._sched = e.sched
+                m._flush_schedule()
+
+    def resume(self, frame: dict, depth: int) -> None:
+        """Run on the item of `frame` (at stack position `depth`) from where the frame says."""
+        idx = frame["n"]
+        node = self.nodes[idx]
+        kind = node.kind
+        if frame["i"] == 0 and "x" not in frame:
+            self.enter(idx, frame["v"], depth)
+            return
+        self._tick(node)
+        if kind == "seq":
+            self._seq(idx, node, frame["v"], depth, frame["i"])
+        elif kind == "step":  # its body is done: only leaving it is left
+            self._leave_step(node, frame["v"], depth)
+        elif kind == "repeat" or kind == "for":
+            self._loop(idx, node, frame["v"], depth, frame["i"], frame["x"])
+        elif kind == "while":
+            self._while(idx, node, frame["v"], depth, frame["i"])
+        else:  # pragma: no cover - only these kinds keep a frame with a counter
+            raise RuleError(f"cannot continue a flow item of kind {kind}", node.loc)
+
+    def enter(self, idx: int, v: dict, depth: int) -> None:
+        """Run the item `idx` from its start with variables `v`, at stack position `depth`."""
+        if depth > SPILL:
+            raise Suspend([{"n": idx, "i": 0, "v": v}])
+        node = self.nodes[idx]
+        meter = self.meter  # one unit of work per turn of the reference machine's loop (run_frames)
+        meter.used += 1
+        if meter.used > meter.limit:
+            meter.over(node.loc)
+        _KINDS[node.kind](self, idx, node, v, depth)
+
+    def _tick(self, node: Any) -> None:
+        # One unit of work per turn of the reference machine's loop: an item's later turns.
+        meter = self.meter
+        meter.used += 1
+        if meter.used > meter.limit:
+            meter.over(node.loc)
+
+    def _then(self, sched: list) -> None:
+        if self.m._ended:
+            raise Ended(sched)
+
+    def _scheduled(self, sched: list, depth: int, below: list[dict] | None = None) -> None:
+        """Run the steps a rule scheduled, in order; on a stop, the ones not yet started (and
+        `below`, the frames under them) wait as frames, as the reference machine pushed them."""
+        steps = self.m.model.steps
+        for j, (name, args) in enumerate(sched):
+            try:
+                self.enter(steps[name], dict(args), depth)
+            except Suspend as s:
+                s.frames.extend({"n": steps[n], "i": 0, "v": dict(a)} for n, a in sched[j + 1:])
+                if below:
+                    s.frames.extend(below)
+                raise
+
+    # ---- the kinds of item ----
+    # Each runs from the turn after its first: `enter` (or `resume`) counted that one. Every
+    # later turn of the reference machine comes after a body or child has run: `_tick` there.
+
+    def _seq(self, idx: int, node: Any, v: dict, depth: int, start: int = 0) -> None:
+        children = node.children
+        for i in range(start, len(children)):
+            try:
+                self.enter(children[i], v, depth + 1)
+            except Suspend as s:
+                s.frames.append({"n": idx, "i": i + 1, "v": v})
+                raise
+            self._tick(node)
+
+    def _effect(self, idx: int, node: Any, v: dict, depth: int) -> None:
+        if node.fn is None:
+            return
+        m = self.m
+        m._sched = []
+        node.fn(m._ctx(dict(v)))
+        sched, m._sched = m._sched, []
+        self._then(sched)
+        if sched:
+            self._scheduled(sched, depth)
+
+    def _call(self, idx: int, node: Any, v: dict, depth: int) -> None:
+        m = self.m
+        args = {k: store_value(fn(m._ctx(v)), "a step's arguments") for k, fn in node.args.items()}
+        self.enter(m.model.steps[node.step or m._dispatched(node, v, args)], args, depth)
+
+    def _step(self, idx: int, node: Any, v: dict, depth: int) -> None:
+        m = self.m
+        m.counts[node.label] = m.counts.get(node.label, 0) + 1
+        if node.title:
+            title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
+            title = safe_text(title) if isinstance(title, str) else title
+            m.recorder.record({"t": "step", "step": node.label, "title": title})
+        event = "before_" + node.label
+        if event in m.model.triggers:  # the steps it schedules run before the body
+            sched = m._step_event(event, node, v)
+            self._then(sched)
+            if sched:
+                below = [{"n": node.body, "i": 0, "v": v}] if node.body >= 0 else []
+                self._scheduled(sched, depth + 1, below + [{"n": idx, "i": 1, "v": v}])
+        if node.body >= 0:
+            try:
+                self.enter(node.body, v, depth + 1)
+            except Suspend as s:
+                s.frames.append({"n": idx, "i": 1, "v": v})
+                raise
+        self._tick(node)
+        self._leave_step(node, v, depth)
+
+    def _leave_step(self, node: Any, v: dict, depth: int) -> None:
+        event = "after_" + node.label
+        if event in self.m.model.triggers:
+            sched = self.m._step_event(event, node, v)
+            self._then(sched)
+            if sched:
+                self._scheduled(sched, depth)
+
+    def _loop(self, idx: int, node: Any, v: dict, depth: int, start: int = 0, items: list | None = None) -> None:
+        m = self.m
+        if items is None:
+            items = m._loop_items(node, v)
+        for i in range(start, len(items)):
+            value = items[i]
+            if node.var_global:
+                m.state["globals"][node.var] = value
+                inner = v
+            elif node.var:
+                inner = dict(v)
+                inner[node.var] = value
+            else:
+                inner = v
+            try:
+                self.enter(node.body, inner, depth + 1)
+            except Suspend as s:
+                s.frames.append({"n": idx, "i": i + 1, "v": v, "x": items})
+                raise
+            self._tick(node)
+
+    def _while(self, idx: int, node: Any, v: dict, depth: int, count: int = 0) -> None:
+        m = self.m
+        while True:
+            m._while_guard(node, count)
+            if not node.fn(m._ctx(v)):
+                return
+            count += 1
+            try:
+                self.enter(node.body, v, depth + 1)
+            except Suspend as s:
+                s.frames.append({"n": idx, "i": count, "v": v})
+                raise
+            self._tick(node)
+
+    def _if(self, idx: int, node: Any, v: dict, depth: int) -> None:
+        branch = node.body if node.fn(self.m._ctx(v)) else node.other
+        if branch >= 0:
+            self.enter(branch, v, depth)
+
+    def _choose(self, idx: int, node: Any, v: dict, depth: int) -> None:
+        m = self.m
+        options, c = m._options(node, v)
+        if not options or (len(options) == 1 and options[0] is None):
+            if node.other >= 0:
+                self.enter(node.other, v, depth)
+            return
+        player = m._chooser(node, c)
+        if len(options) == 1:  # nothing to decide: take it without asking
+            if node.body >= 0:
+                inner = dict(v)
+                inner[node.var] = options[0]
+                self.enter(node.body, inner, depth)
+            return
+        m._ask(node, c, player, options)
+        raise Suspend([{"n": idx, "i": 0, "v": v}])
+
+
+_KINDS = {"seq": Direct._seq, "effect": Direct._effect, "call": Direct._call, "step": Direct._step,
+          "repeat": Direct._loop, "for": Direct._loop, "while": Direct._while, "if": Direct._if,
+          "choose": Direct._choose}
