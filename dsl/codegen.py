@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -124,26 +124,32 @@ def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> Non
         raise RuleError(f"cannot set item {describe(k)} of {describe(d)}")
 
 
-def _iter(c: Ctx, seq: Any) -> Iterator:
-    """The items of a `for` or a comprehension, one step of the budget each. A copy: the
-    loop body may change the list."""
+def _iter(c: Ctx, seq: Any) -> list:
+    """The items of a `for` or a comprehension: a copy (the loop body may change the list),
+    charged to the budget when the loop starts, one step per item."""
     if isinstance(seq, dict):
         seq = list(seq)
     elif not isinstance(seq, list):
         raise RuleError(f"`for` needs a list, got {describe(seq)}")
-    for x in list(seq):
-        c.tick()
-        yield x
+    m = c.meter
+    m.used += len(seq)
+    if m.used > m.limit:
+        m.over()
+    return seq[:]
 
 
-def _ucall(c: Ctx, table: str, name: str, params: tuple[str, ...], values: tuple) -> Any:
-    """Call a ruleset function or procedure: its parameters become its locals."""
-    target = getattr(c.model, table)[name]
-    c.tick()
+def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
+    """Call a ruleset function or procedure; `scope` (its parameters) becomes its locals. Its
+    failures are located by the caller's `rule_error`, at the callee's line."""
+    target = getattr(c.model, table)[name].fast
+    m = c.meter
+    m.used += 1
+    if m.used > m.limit:
+        m.over()
     if c.depth >= MAX_CALL_DEPTH:
         raise RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
     saved = c.vars
-    c.vars = dict(zip(params, values, strict=True))
+    c.vars = scope
     c.depth += 1
     try:
         return target(c)
@@ -168,7 +174,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr, "_set_attr": _set_attr,
     "_aug_attr": _aug_attr, "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
-    "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
+    "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len, "_type": type, "_str": str,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 
@@ -183,6 +189,12 @@ class Unit:
         self.locs: list[Loc] = []
         self.consts: dict[str, Any] = {}
         self._const_ids: dict[int, str] = {}
+        self._temps = 0
+
+    def temp(self) -> str:
+        """A fresh name for a value an expression uses twice (`:=`)."""
+        self._temps += 1
+        return f"_t{self._temps}"
 
     def emit(self, depth: int, text: str, loc: Loc) -> None:
         self.lines.append("    " * depth + text)
@@ -205,63 +217,87 @@ class Unit:
         """Compile the unit into a function of the context. `loads` are the locals the text
         reads from its caller (flow variables, parameters)."""
         filename = f"<rule {next(_UNIT_IDS)}>"
-        head = ["def __rule(c):", "    V = c.vars", "    G = c.g"]
+        head = ["def __rule(c):", "    V = c.vars", "    G = c.g", "    E = c.ent"]
         head += [f"    v_{name} = V.get({name!r})" for name in loads]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
         if _nesting(source) > MAX_NESTING:
             raise SyntaxError("nested too deeply")  # reported as D002 by the compiler
         namespace = dict(BASE_NAMESPACE)
         namespace.update(self.consts)
-        first = len(head) + 1
-        inner: Callable | None = None
+        locs = self.locs
+        fallback = locs[0] if locs else Loc()
+        namespace["__unit__"] = (len(head) + 1, locs, fallback)  # how `locate` finds a line's rule location
         if len(source) > EAGER_SOURCE or max((len(ln) - len(ln.lstrip(" ")) for ln in self.lines), default=0) \
                 > 4 * EAGER_DEPTH:
             # Unusual text: compile it now, so a limit of Python's (nested blocks, indentation,
             # expression depth) is a validation error (D002) instead of a crash in play.
             compile(source, filename, "exec")
 
-        def compiled() -> Callable:
+        def first_call(c: Ctx) -> Any:
             # Python compiles the source on first use: validation checks every text but runs few.
-            nonlocal inner
-            if inner is None:
+            if run.fast is first_call:
                 exec(compile(source, filename, "exec"), namespace)  # our own source: see module docstring
-                inner = namespace["__rule"]
-            return inner
-        locs = self.locs
-        fallback = locs[0] if locs else Loc()
-
-        def locate(tb: TracebackType | None) -> Loc:
-            line = 0
-            while tb is not None:
-                if tb.tb_frame.f_code.co_filename == filename:
-                    line = tb.tb_lineno
-                tb = tb.tb_next
-            i = line - first
-            return locs[i] if 0 <= i < len(locs) else fallback
+                run.fast = namespace["__rule"]
+            return run.fast(c)
 
         def run(c: Ctx) -> Any:
             try:
-                return (inner or compiled())(c)
-            except RuleError as e:
-                if not e.loc.line:
-                    e.loc = locate(e.__traceback__)
-                raise
-            except ZeroDivisionError as e:
-                raise RuleError("division by zero", locate(e.__traceback__)) from None
-            except KeyError as e:
-                raise RuleError(f"there is no item {describe(e.args[0] if e.args else None)}",
-                                locate(e.__traceback__)) from None
-            except IndexError as e:
-                raise RuleError("a position past the end of a list", locate(e.__traceback__)) from None
-            except (TypeError, ValueError, AttributeError, OverflowError, NameError) as e:
-                raise RuleError(f"cannot evaluate this: {_plain_python_error(e)}",
-                                locate(e.__traceback__)) from None
-            except RecursionError as e:
-                raise RuleError("rules nested too deeply (a procedure calling itself?)",
-                                locate(e.__traceback__)) from None
+                return run.fast(c)
+            except Exception as e:  # noqa: BLE001 - every failure of rule code becomes a located RuleError
+                err = rule_error(e)
+                if err is e:
+                    raise
+                raise err from None
+        run.fast = first_call  # type: ignore[attr-defined]  # the bare function: errors left to the caller
         run.__qualname__ = f"rule[{what}]"
         run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
+        run.source = source  # type: ignore[attr-defined]
         return run
+
+
+def locate(tb: TracebackType | None) -> Loc | None:
+    """The rule location of a failure: the line of the innermost rule call (`__rule`) in the
+    traceback, or the last line of that rule's own code after it (its `x => ...` functions);
+    None when no rule code is in the traceback."""
+    unit = None
+    line = 0
+    while tb is not None:
+        frame = tb.tb_frame
+        info = frame.f_globals.get("__unit__")
+        if info is not None:
+            if frame.f_code.co_name == "__rule":
+                unit = info
+            if info is unit:
+                line = tb.tb_lineno
+        tb = tb.tb_next
+    if unit is None:
+        return None
+    first, locs, fallback = unit
+    i = line - first
+    return locs[i] if 0 <= i < len(locs) else fallback
+
+
+def rule_error(e: Exception) -> Exception:
+    """What a failure inside rule code is reported as: a RuleError at the rule's location. An
+    exception that is not from rule code (no rule in its traceback) is returned unchanged."""
+    loc = locate(e.__traceback__)
+    if isinstance(e, RuleError):
+        if not e.loc.line and loc is not None:
+            e.loc = loc
+        return e
+    if loc is None:
+        return e
+    if isinstance(e, ZeroDivisionError):
+        return RuleError("division by zero", loc)
+    if isinstance(e, KeyError):
+        return RuleError(f"there is no item {describe(e.args[0] if e.args else None)}", loc)
+    if isinstance(e, IndexError):
+        return RuleError("a position past the end of a list", loc)
+    if isinstance(e, (TypeError, ValueError, AttributeError, OverflowError, NameError)):
+        return RuleError(f"cannot evaluate this: {_plain_python_error(e)}", loc)
+    if isinstance(e, RecursionError):
+        return RuleError("rules nested too deeply (a procedure calling itself?)", loc)
+    return e
 
 
 MAX_NESTING = 150  # Python's parser refuses about 200 nested brackets

@@ -214,7 +214,11 @@ class Compiler:
         """Compile a side-effect-free expression (a condition, a value)."""
         if isinstance(src, bool) or src is None or isinstance(src, (int, float)):
             value = src
-            return lambda c: value  # a plain YAML number or truth value: nothing to compile
+
+            def constant(c: Any) -> Any:  # a plain YAML number or truth value: nothing to compile
+                return value
+            constant.fast = constant  # type: ignore[attr-defined]  # as compiled rules have (codegen)
+            return constant
         return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what)
 
     def effect(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
@@ -308,6 +312,7 @@ class Compiler:
                       what: str) -> Fn | None:
         self._base = loc
         self._unit = Unit()
+        self._plain_attr = 0
         self._loops = 0
         self._incoming = set(local_names)
         self._loads = set()
@@ -584,7 +589,11 @@ class Compiler:
     def _x_comprehension(self, node: Tree, scope: _Scope) -> str:
         elem_node, name_tok, seq_node, *cond_node = node.children
         name = str(name_tok)
-        seq = self._expr(seq_node, scope)
+        self._plain_attr += 1
+        try:
+            seq = self._expr(seq_node, scope)
+        finally:
+            self._plain_attr -= 1
         inner = scope.child({name})
         elem = self._expr(elem_node, inner)
         cond = f" if {self._expr(cond_node[0], inner)}" if cond_node else ""
@@ -636,7 +645,12 @@ class Compiler:
             if fname not in self._keys:
                 raise _CompileError("D102", f"unknown attribute `{fname}`", loc,
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
-        return f"_attr(c, {obj}, {fname!r})"
+        if self._plain_attr:  # inside a comprehension's list: Python allows no `:=` there
+            return f"_attr(c, {obj}, {fname!r})"
+        # The common case inline (a state field of an entity), `_attr` for every other.
+        o, d = self._unit.temp(), self._unit.temp()
+        return (f"({d}[{fname!r}] if _type({o} := {obj}) is _str and ({d} := E.get({o})) is not None "
+                f"and {fname!r} in {d} else _attr(c, {o}, {fname!r}))")
 
     def _x_call(self, node: Tree, scope: _Scope) -> str:
         name_tok = node.children[0]
@@ -660,8 +674,8 @@ class Compiler:
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
             table = "procedures" if is_proc else "functions"
-            values = "".join(f"{a}, " for a in args)
-            return f"_ucall(c, {table!r}, {name!r}, {tuple(decl.params)!r}, ({values}))"
+            scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
+            return f"_ucall(c, {table!r}, {name!r}, {scope_})"
         prim = PRIMITIVES.get(name)
         if prim is None:
             raise _CompileError("D103", f"unknown function `{name}`", loc,

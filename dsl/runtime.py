@@ -122,6 +122,7 @@ def writable(c: Ctx, x: Any, what: str) -> None:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLAIN = frozenset({str, int, bool, type(None)})  # scalars that need no check
 
 
 def store_value(v: Any, what: str = "the game state") -> Any:
@@ -133,7 +134,7 @@ def store_value(v: Any, what: str = "the game state") -> Any:
         if t is float and v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
             raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
         return v
-    if t is list and len(v) <= MAX_STATE_ITEMS and all(type(x) in _SCALARS and type(x) is not float for x in v):
+    if t is list and len(v) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
         return v[:]  # the common case (a list of ids or numbers), without the walk below
     budget = [MAX_STATE_ITEMS]
 

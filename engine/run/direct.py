@@ -9,6 +9,9 @@ would hold at that moment. The stack is then exactly the reference machine's, so
 clones, views and the log's state hashes are the same byte for byte, and a saved game can be
 continued by either machine.
 
+Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run` locates
+whatever fails inside them, as the wrapper would (dsl/codegen.py `rule_error`).
+
 Every count is kept as the reference machine keeps it: one unit of the work budget per item
 entered and per item left (its loop turns), the same rule calls in the same order, the same
 checks. tests/test_direct.py plays seeded games of every bundled combo with both machines and
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dsl.codegen import rule_error
 from dsl.runtime import RuleError, store_value
 from engine.base.text import safe_text
 
@@ -83,6 +87,11 @@ class Direct:
                 stack.clear()
                 m._sched = e.sched
                 m._flush_schedule()
+            except Exception as e:  # noqa: BLE001 - rules run bare here: locate their failures (codegen)
+                err = rule_error(e)
+                if err is e:
+                    raise
+                raise err from None
 
     def resume(self, frame: dict, depth: int) -> None:
         """Run on the item of `frame` (at stack position `depth`) from where the frame says."""
@@ -158,7 +167,7 @@ class Direct:
             return
         m = self.m
         m._sched = []
-        node.fn(m._ctx(dict(v)))
+        node.fn.fast(m._ctx(dict(v)))
         sched, m._sched = m._sched, []
         self._then(sched)
         if sched:
@@ -166,7 +175,7 @@ class Direct:
 
     def _call(self, idx: int, node: Any, v: dict, depth: int) -> None:
         m = self.m
-        args = {k: store_value(fn(m._ctx(v)), "a step's arguments") for k, fn in node.args.items()}
+        args = {k: store_value(fn.fast(m._ctx(v)), "a step's arguments") for k, fn in node.args.items()}
         self.enter(m.model.steps[node.step or m._dispatched(node, v, args)], args, depth)
 
     def _step(self, idx: int, node: Any, v: dict, depth: int) -> None:
@@ -225,7 +234,7 @@ class Direct:
         m = self.m
         while True:
             m._while_guard(node, count)
-            if not node.fn(m._ctx(v)):
+            if not node.fn.fast(m._ctx(v)):
                 return
             count += 1
             try:
@@ -236,7 +245,7 @@ class Direct:
             self._tick(node)
 
     def _if(self, idx: int, node: Any, v: dict, depth: int) -> None:
-        branch = node.body if node.fn(self.m._ctx(v)) else node.other
+        branch = node.body if node.fn.fast(self.m._ctx(v)) else node.other
         if branch >= 0:
             self.enter(branch, v, depth)
 
