@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-TOOL_MODULES: list[str] = ["bench", "simulate", "tournament", "report", "mapdraw", "docsgen"]
+TOOL_MODULES: list[str] = ["bench", "simulate", "tournament", "report", "mapdraw", "docsgen", "difftest"]
 
 
 def register_cli(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,202 @@
+"""The direct flow runner (engine/run/direct.py) plays every game exactly as the reference frame
+machine does: the same log, byte for byte, the same state at every decision, the same saves.
+`daimyo difftest` runs the same comparison over thousands of games (docs/performance.md)."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from engine import Game, load
+from engine.base.diagnostics import Diagnostics
+from engine.run.direct import SPILL
+from tools.difftest import first_difference, game_log, run_difftest
+
+ROOT = Path(__file__).resolve().parent.parent
+RACE = str(ROOT / "tests" / "rulesets" / "race")
+MANIFEST = "id: flowcase\nname: f\nversion: 1\nplayers: {min: 2, max: 4}\nextends: race\n"
+
+COMBOS = [("shogun", 3), ("shogun", 5), ("shogun+tennos-court+military-leaders+chambers+samurai-cards", 4),
+          ("samurai-swords", 2), ("samurai-swords+samurai-swords-vp", 4), ("shogun-cards", 4),
+          ("shogun-cards+shogun-cards-advanced+shogun-cards-wagers", 3)]
+
+
+@pytest.mark.parametrize(("combo", "players"), COMBOS)
+def test_bundled_games_give_the_same_log_on_both_machines(combo: str, players: int) -> None:
+    model = load(combo, players=players, diags=Diagnostics())
+    for seed in (1, 2):
+        direct = game_log(model, players, seed, reference=False)
+        assert first_difference(direct, game_log(model, players, seed, reference=True)) is None
+        assert json.loads(direct[-1])["t"] == "end"  # whole games, to the end
+
+
+def _package(tmp: Path, rules: str) -> str:
+    (tmp / "ruleset.yaml").write_text(MANIFEST, encoding="utf-8")
+    (tmp / "rules.yaml").write_text(rules, encoding="utf-8")
+    return f"{RACE}+{tmp}"
+
+
+def _both(combo: str, picks: int = 200) -> tuple[Game, Game]:
+    """Play the same game on both machines, checking the states agree at every decision."""
+    model = load(combo, players=2, diags=Diagnostics())
+    games = []
+    for reference in (False, True):
+        g = Game.new(model, 2, 3, defer=True)
+        g.reference = reference
+        g.run()
+        games.append(g)
+    a, b = games
+    rng = random.Random(4)
+    for _ in range(picks):
+        assert a.state == b.state
+        if a.over:
+            break
+        option = rng.choice(a.decision.options)
+        a.apply(option)
+        b.apply(option)
+    assert a.log == b.log
+    return a, b
+
+
+def test_steps_scheduled_by_hooks_and_effects_wait_as_frames_at_a_decision(tmp_path: Path) -> None:
+    """A decision inside a scheduled step, with more scheduled steps and the hooked step's body
+    still to run: the stack holds exactly the reference machine's frames."""
+    combo = _package(tmp_path, """
+globals: {log_: {default: []}}
+steps:
+  ask:
+    params: [player]
+    flow:
+      - choose: k
+        player: player
+        from: "[1, 2]"
+        then: [{do: 'push(log_, "ask " + str(k))'}]
+  note:
+    do: 'push(log_, "note")'
+triggers:
+  before:
+    "on": before_take_turn
+    do: |
+      run(ask, player)
+      run(note)
+  after:
+    "on": after_take_turn
+    do: run(ask, player)
+""")
+    a, _ = _both(combo)
+    assert "note" in a.state["globals"]["log_"]
+
+
+def test_end_game_inside_an_effect_stops_the_flow_but_runs_what_was_scheduled_after_it(tmp_path: Path) -> None:
+    combo = _package(tmp_path, """
+globals: {after_end: {default: 0}}
+steps:
+  late:
+    do: "after_end += 1"
+triggers:
+  stop_early:
+    "on": advanced
+    when: "player.total >= 4"
+    do: |
+      end_game()
+      run(late)
+""")
+    a, _ = _both(combo)
+    assert a.over and a.state["globals"]["after_end"] == 1
+
+
+def test_deep_flows_are_handed_to_frames_and_the_depth_limit_is_reported_the_same(tmp_path: Path) -> None:
+    combo = _package(tmp_path, f"""
+globals: {{depth: 0}}
+steps:
+  dive:
+    flow:
+      - do: "depth += 1"
+      - if: "depth < {SPILL * 2}"
+        then: [dive]
+      - choose: k
+        player: '"P1"'
+        from: "[1, 2]"
+  forever:
+    flow: [forever]
+triggers:
+  go:
+    "on": before_take_turn
+    when: "depth == 0"
+    do: run(dive)
+""")
+    model = load(combo, players=2)
+    g = Game.new(model, 2, 1)
+    assert len(g.state["flow"]) > SPILL * 2  # the innermost `dive` asks first
+    for _ in range(SPILL):
+        g.apply(1)
+    assert len(g.state["flow"]) > SPILL
+    _both(combo)
+    errors = []
+    for reference in (False, True):
+        g = Game.new(load(combo, players=2), 2, 1, defer=True)
+        g.reference = reference
+        g.state["flow"] = [{"n": g.model.steps["forever"], "i": 0, "v": {}}]
+        with pytest.raises(Exception) as e:
+            g.run()
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "E002" in errors[0]
+
+
+def test_a_save_from_either_machine_continues_on_the_other() -> None:
+    model = load("shogun", players=4, diags=Diagnostics())
+    rng = random.Random(9)
+    g = Game.new(model, 4, 9)
+    for _ in range(150):
+        g.apply(rng.choice(g.decision.options))
+    ends = []
+    for reference in (False, True):
+        h = Game.from_save(model, json.loads(json.dumps(g.save())))
+        h.reference = reference
+        r = random.Random(10)
+        while not h.over:
+            h.apply(r.choice(h.decision.options))
+        ends.append(h.state)
+    assert ends[0] == ends[1]
+
+
+def test_rule_failures_are_located_alike(tmp_path: Path) -> None:
+    """A failure inside a procedure called from the flow names the procedure's line on both machines."""
+    combo = _package(tmp_path, """
+procedures:
+  broken:
+    params: [player]
+    do: |
+      let xs = [1, 2]
+      player.total += xs[5]
+triggers:
+  t:
+    "on": advanced
+    do: broken(player)
+""")
+    errors = []
+    for reference in (False, True):
+        g = Game.new(load(combo, players=2), 2, 1, defer=True)
+        g.reference = reference
+        g.run()
+        with pytest.raises(Exception) as e:
+            g.apply(g.decision.options[0])
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    assert "rules.yaml:7:" in errors[0] and "past the end" in errors[0]
+
+
+def test_difftest_command_reports_identical_logs(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+    args = argparse.Namespace(combo=["shogun-cards"], players=3, games=3, jobs=1, option=[], no_progress=True,
+                              format="json")
+    assert run_difftest(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tables"] == [{"combo": "shogun-cards", "players": 3, "games": 3, "differ": 0, "first": []}]
+
+
+def test_first_difference_names_the_line() -> None:
+    assert first_difference(["a", "b"], ["a", "c"]) == {"line": 1, "direct": "b", "reference": "c"}
+    assert first_difference(["a"], ["a", "b"])["line"] == 1

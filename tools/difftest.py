@@ -1,0 +1,121 @@
+"""`daimyo difftest`: play the same seeded games on the direct flow runner and on the reference
+machine, and compare their logs byte for byte.
+
+The engine runs the flow directly (engine/run/direct.py); the frame-by-frame machine it
+replaced is kept as the reference (`FlowMachine.run_frames`). A game is a seed and random bots
+drawing from `random.Random(seed)`; its log (every decision with the state hash it was made in,
+every chance outcome, every line of the account, the result) is written as JSON lines by both,
+and any difference is reported with the seed and the first line that differs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from engine.base.console import EPILOG, add_format_option, parse_options
+from engine.base.diagnostics import Diagnostics
+from engine.model import Model, build
+from engine.run.game import Game
+from tools.bench import DEFAULT_COMBOS, _available
+from tools.simulate import Progress
+
+BLOCK = 25  # games per task handed to a worker
+
+
+def game_log(model: Model, players: int, seed: int, reference: bool) -> list[str]:
+    """The log of one seeded game between random bots, as JSON lines."""
+    rng = random.Random(seed)
+    game = Game.new(model, players, seed, defer=True)
+    game.reference = reference
+    game.run()
+    while not game.over:
+        options = game.decision.options
+        game.apply(options[rng.randrange(len(options))])
+    return [json.dumps(entry, ensure_ascii=False) for entry in game.log]
+
+
+def first_difference(a: list[str], b: list[str]) -> dict[str, Any] | None:
+    """Where two logs part (0-based line), with both lines; None if they are the same."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return {"line": i, "direct": x[:400], "reference": y[:400]}
+    if len(a) != len(b):
+        i = min(len(a), len(b))
+        return {"line": i, "direct": a[i][:400] if i < len(a) else "(end of log)",
+                "reference": b[i][:400] if i < len(b) else "(end of log)"}
+    return None
+
+
+def _block(combo: str, options: dict, players: int, seeds: list[int]) -> list[dict[str, Any]]:
+    """Play `seeds` on both machines; one row per game that differs (or fails)."""
+    model = build(combo, options, players, Diagnostics())
+    out = []
+    for seed in seeds:
+        try:
+            diff = first_difference(game_log(model, players, seed, False), game_log(model, players, seed, True))
+        except Exception as e:  # noqa: BLE001 - a game that fails is a finding, not a crash of the tool
+            diff = {"error": f"{type(e).__name__}: {e}"[:400]}
+        if diff is not None:
+            out.append({"seed": seed, **diff})
+    return out
+
+
+def player_counts(combo: str, options: dict, asked: int | None) -> list[int]:
+    if asked is not None:
+        return [asked]
+    model = build(combo, options, None, Diagnostics())
+    lo, hi = model.combo.base.players
+    return list(range(lo, hi + 1))
+
+
+def run_difftest(args: argparse.Namespace) -> int:
+    options = parse_options(args.option or [])
+    combos = args.combo or [c for c in DEFAULT_COMBOS if _available(c)]
+    tables = [(combo, n) for combo in combos for n in player_counts(combo, options, args.players)]
+    tasks = [(combo, n, list(range(s, min(s + BLOCK, args.games + 1))))
+             for combo, n in tables for s in range(1, args.games + 1, BLOCK)]
+    bar = Progress(len(tables) * args.games, 0, enabled=not args.no_progress)
+    found: dict[tuple[str, int], list] = {t: [] for t in tables}
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [(combo, n, len(seeds), pool.submit(_block, combo, options, n, seeds)) for combo, n, seeds in tasks]
+        for combo, n, count, fut in futures:
+            found[(combo, n)].extend(fut.result())
+            bar.update(count)
+    bar.close()
+    rows = [{"combo": combo, "players": n, "games": args.games, "differ": len(found[(combo, n)]),
+             "first": found[(combo, n)][:3]} for combo, n in tables]
+    bad = sum(r["differ"] for r in rows)
+    if args.format == "json":
+        print(json.dumps({"options": options, "games_per_table": args.games, "tables": rows, "differ": bad}, indent=2))
+    else:
+        for r in rows:
+            status = "identical" if not r["differ"] else f"{r['differ']} DIFFER"
+            print(f"{r['combo']} ({r['players']} players): {r['games']} games, {status}")
+            for f in r["first"]:
+                print(f"  seed {f['seed']}: " + (f["error"] if "error" in f else
+                                                 f"line {f['line']}\n    direct:    {f['direct']}\n"
+                                                 f"    reference: {f['reference']}"))
+        total = len(tables) * args.games
+        print(f"{total} games on both machines: " + ("every log identical" if not bad else f"{bad} differ"))
+    return 1 if bad else 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "difftest", help="compare the direct flow runner with the reference machine, log for log",
+        epilog=EPILOG,
+        description="Play seeded games between random bots on the engine's direct flow runner and on the "
+                    "reference frame machine, and compare the logs byte for byte. Without COMBO: the "
+                    "combos `daimyo bench` measures; without --players: every player count of each.")
+    p.add_argument("combo", nargs="*", metavar="COMBO")
+    p.add_argument("--players", type=int, default=None, help="one player count (default: all the combo allows)")
+    p.add_argument("--games", type=int, default=100, help="seeded games per combo and player count (default 100)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="ruleset option for every combo (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_format_option(p)
+    p.set_defaults(func=run_difftest)
