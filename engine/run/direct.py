@@ -23,14 +23,11 @@ limit (E002) is reported exactly where the reference machine reports it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dsl.codegen import rule_error
 from dsl.runtime import RuleError, store_value
 from engine.base.text import safe_text
-
-if TYPE_CHECKING:
-    from engine.run.machine import FlowMachine
 
 SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bundled games use < 20)
 
@@ -56,7 +53,7 @@ class Ended(Exception):
 class Direct:
     """Runs flow items of one machine as Python calls. `run()` of the machine uses it."""
 
-    def __init__(self, machine: FlowMachine):
+    def __init__(self, machine: Any):  # a FlowMachine (engine/run/machine.py), which imports this module
         self.m = machine
         self.nodes = machine.model.nodes
         self.meter = machine.meter
