@@ -174,7 +174,8 @@ BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr, "_set_attr": _set_attr,
     "_aug_attr": _aug_attr, "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
-    "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len, "_type": type, "_str": str,
+    "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
+    "_type": type, "_str": str, "_int": int, "_BIG": 1 << (MAX_INT_BITS - 2),  # for inline fast paths
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 
@@ -243,7 +244,7 @@ class Unit:
         def run(c: Ctx) -> Any:
             try:
                 return run.fast(c)
-            except Exception as e:  # noqa: BLE001 - every failure of rule code becomes a located RuleError
+            except Exception as e:  # every failure of rule code becomes a located RuleError
                 err = rule_error(e)
                 if err is e:
                     raise

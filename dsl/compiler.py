@@ -312,7 +312,7 @@ class Compiler:
                       what: str) -> Fn | None:
         self._base = loc
         self._unit = Unit()
-        self._plain_attr = 0
+        self._no_walrus = 0
         self._loops = 0
         self._incoming = set(local_names)
         self._loads = set()
@@ -589,11 +589,11 @@ class Compiler:
     def _x_comprehension(self, node: Tree, scope: _Scope) -> str:
         elem_node, name_tok, seq_node, *cond_node = node.children
         name = str(name_tok)
-        self._plain_attr += 1
+        self._no_walrus += 1
         try:
             seq = self._expr(seq_node, scope)
         finally:
-            self._plain_attr -= 1
+            self._no_walrus -= 1
         inner = scope.child({name})
         elem = self._expr(elem_node, inner)
         cond = f" if {self._expr(cond_node[0], inner)}" if cond_node else ""
@@ -626,6 +626,10 @@ class Compiler:
         if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
             # (a literal number added or taken away grows a value by one step of the budget at most)
+            if op != "*" and not self._no_walrus:  # two whole numbers of sane size inline, the rest checked
+                x, y = self._unit.temp(), self._unit.temp()
+                return (f"({x} {op} {y} if (_type({x} := {a}) is _int) & (_type({y} := {b}) is _int) "
+                        f"and -_BIG < {x} < _BIG and -_BIG < {y} < _BIG else {AUG_OPS[op]}({x}, {y}))")
             return f"{AUG_OPS[op]}({a}, {b})"
         return f"({a} {op} {b})"
 
@@ -645,7 +649,7 @@ class Compiler:
             if fname not in self._keys:
                 raise _CompileError("D102", f"unknown attribute `{fname}`", loc,
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
-        if self._plain_attr:  # inside a comprehension's list: Python allows no `:=` there
+        if self._no_walrus:  # inside the list of a comprehension Python allows no `:=`
             return f"_attr(c, {obj}, {fname!r})"
         # The common case inline (a state field of an entity), `_attr` for every other.
         o, d = self._unit.temp(), self._unit.temp()

@@ -39,7 +39,7 @@ def game_log(model: Model, players: int, seed: int, reference: bool) -> list[str
 
 def first_difference(a: list[str], b: list[str]) -> dict[str, Any] | None:
     """Where two logs part (0-based line), with both lines; None if they are the same."""
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return {"line": i, "direct": x[:400], "reference": y[:400]}
     if len(a) != len(b):
@@ -56,7 +56,7 @@ def _block(combo: str, options: dict, players: int, seeds: list[int]) -> list[di
     for seed in seeds:
         try:
             diff = first_difference(game_log(model, players, seed, False), game_log(model, players, seed, True))
-        except Exception as e:  # noqa: BLE001 - a game that fails is a finding, not a crash of the tool
+        except Exception as e:  # a game that fails is a finding, not a crash of the tool
             diff = {"error": f"{type(e).__name__}: {e}"[:400]}
         if diff is not None:
             out.append({"seed": seed, **diff})

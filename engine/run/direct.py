@@ -84,7 +84,7 @@ class Direct:
                 stack.clear()
                 m._sched = e.sched
                 m._flush_schedule()
-            except Exception as e:  # noqa: BLE001 - rules run bare here: locate their failures (codegen)
+            except Exception as e:  # rules run bare here: locate their failures (codegen)
                 err = rule_error(e)
                 if err is e:
                     raise
@@ -188,7 +188,7 @@ class Direct:
             self._then(sched)
             if sched:
                 below = [{"n": node.body, "i": 0, "v": v}] if node.body >= 0 else []
-                self._scheduled(sched, depth + 1, below + [{"n": idx, "i": 1, "v": v}])
+                self._scheduled(sched, depth + 1, [*below, {"n": idx, "i": 1, "v": v}])
         if node.body >= 0:
             try:
                 self.enter(node.body, v, depth + 1)
