@@ -39,7 +39,7 @@ def data_files(folder: Path) -> list[Path]:
 
 
 def test_there_are_examples() -> None:
-    assert {p.name for p in EXAMPLES} >= {"cheap-deploy", "tax-rice-event", "dear-ronin", "scout"}
+    assert {p.name for p in EXAMPLES} >= {"cheap-deploy", "tax-rice-event", "dear-ronin", "scout", "island"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
