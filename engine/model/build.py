@@ -22,6 +22,7 @@ from engine.loading.yamlio import LocDict, loc_of
 from engine.model.board import Board, build_board
 from engine.model.checks import run_checks
 from engine.model.flow import FlowCompiler, Node
+from engine.model.procedures import procedure_body
 from engine.model.ruleset import PLAYER_KIND, Kind, Model
 
 
@@ -168,8 +169,10 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     # ---- compile rule texts ----
     functions = {n: comp.expression(s["value"], loc_of(s, "value"), set(s.get("params") or ()), f"function `{n}`")
                  for n, s in data["functions"].items()}
-    procedures = {n: comp.effect(s["do"], loc_of(s, "do"), set(s.get("params") or ()), f"procedure `{n}`")
-                  for n, s in data["procedures"].items()}
+    procedures = {}
+    for n, s in data["procedures"].items():  # `do:` may be named blocks (engine/model/procedures.py)
+        text, where, pieces = procedure_body(n, s, diags)
+        procedures[n] = comp.effect(text, where, set(s.get("params") or ()), f"procedure `{n}`", pieces)
     triggers: dict[str, list] = {}
     pkg_rank = {p.id: i for i, p in enumerate(combo.packages)}
     tlist = []
