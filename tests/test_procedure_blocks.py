@@ -192,3 +192,41 @@ def test_a_qualified_name_looks_only_in_its_list(tmp_path: Path) -> None:
     assert "score" not in load(f"{base}+{good}", players=2).resolved.data["flow"]
     diags, _ = validate_targets([f"{base}+{bad}"])
     assert any(d.code == "P026" and "steps.turn.flow.score" in d.message for d in diags.errors)
+
+
+# ---- before_PROC / after_PROC ----
+
+HOOKED = """
+triggers:
+  before_taxes:
+    "on": before_collect_taxes
+    do: 'say("before taxes in {province}: {player} has {player.chests}")'
+  after_taxes:
+    "on": after_collect_taxes
+    do: 'say("after taxes in {province}: {player} has {player.chests}")'
+"""
+
+
+def test_a_procedure_is_announced_before_and_after_with_its_arguments(tmp_path: Path) -> None:
+    pkg = variant(tmp_path, "hooked", HOOKED)
+    path = tmp_path / "hooked.yaml"
+    path.write_text(TAXES.format(title="hooks", pkg=pkg, expect="  - P1.chests: 22") +
+                    'expect_log: ["before taxes in Settsu: P1 has 15", "after taxes in Settsu: P1 has 22"]\n',
+                    encoding="utf-8")
+    assert [f for out in run_file(path) for f in out.failures] == []
+
+
+def test_only_procedures_a_trigger_listens_to_are_wrapped(tmp_path: Path) -> None:
+    """No listener, no cost: the procedure is the compiled body itself."""
+    plain = load("shogun", players=4).procedures
+    assert not hasattr(plain["collect_taxes"], "__wrapped__")
+    hooked = load(f"shogun+{variant(tmp_path, 'hooked2', HOOKED)}", players=4).procedures
+    assert hasattr(hooked["collect_taxes"], "__wrapped__")
+    assert not hasattr(hooked["confiscate_rice"], "__wrapped__")
+
+
+def test_a_hook_on_an_unknown_procedure_is_r005_with_a_suggestion(tmp_path: Path) -> None:
+    pkg = variant(tmp_path, "typo2", 'triggers:\n  t:\n    "on": after_collect_taxs\n    do: say("x")\n')
+    diags, _ = validate_targets([f"shogun+{pkg}"])
+    d = next(d for d in diags if d.code == "R005")
+    assert "after_collect_taxs" in d.message and "after_collect_taxes" in d.hint

@@ -6,12 +6,15 @@ names are stable handles for patches (`replace_item`, `remove_item`, `insert` in
 engine/loading/layering.py), so a variant changes one part of a procedure without copying the
 rest. Joining happens at build time: a procedure written in blocks compiles to the same code
 as the same text written in one piece, and costs nothing more at play.
+
+Like steps, procedures are announced as `before_NAME` and `after_NAME` events, with their
+params, where a trigger listens (`announced`).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from dsl.compiler import Pieces
+from dsl.compiler import Fn, Pieces
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.loading.yamlio import loc_of
 
@@ -41,3 +44,19 @@ def procedure_body(name: str, spec: dict, diags: Diagnostics) -> tuple[str, Loc,
             pieces.append((len(lines) + 1, loc_of(block, "do")))
             lines.extend(text.split("\n"))
     return "\n".join(lines), loc_of(spec, "do"), tuple(pieces)
+
+
+def announced(body: Fn, name: str, params: tuple[str, ...], before: bool, after: bool) -> Fn:
+    """`body` that also emits `before_NAME` as it starts and `after_NAME` when it is done (also
+    after a `stop`), each with the call's arguments. The build wraps only procedures a trigger
+    listens to, so every other procedure runs exactly as compiled, at no cost."""
+    def run(c: Any) -> Any:
+        args = {p: c.vars.get(p) for p in params}
+        if before:
+            c.hooks.emit(c, f"before_{name}", args)
+        result = body(c)
+        if after:
+            c.hooks.emit(c, f"after_{name}", args)
+        return result
+    run.__wrapped__ = body  # type: ignore[attr-defined]
+    return run
