@@ -87,3 +87,14 @@ def test_example_copies_no_base_rule(example: Path) -> None:
         lines = _rule_lines(text)
         copied = [pair for pair in pairwise(lines) if pair in base_pairs]
         assert not copied, f"{f.name} copies base lines: {copied}"
+
+
+def test_the_island_map_is_data_only_and_describe_shows_each_replaced_part() -> None:
+    """The island replaces the base's board sections and the constants that tie a board to its
+    player counts; `describe --resolved` marks each of them with the island's file and line."""
+    island = ROOT / "docs" / "examples" / "island"
+    r = daimyo("describe", combo(island), "--resolved")
+    marked = {ln.split(":")[0].strip() for ln in r.stdout.splitlines() if "# island docs/examples/island/" in ln}
+    assert {"spaces", "regions", "links", "sets", "layout", "3"} <= marked, marked
+    r = daimyo("describe", combo(island))
+    assert "board: 12 province spaces, 3 regions" in r.stdout

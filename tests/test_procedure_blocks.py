@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine import Game, load
 from engine.base.diagnostics import Diagnostics
-from engine.cli.describe import describe
+from engine.cli.describe import describe, describe_json
 from engine.cli.scenario import run_file
 from engine.model.validate import validate_targets
 
@@ -230,3 +230,20 @@ def test_a_hook_on_an_unknown_procedure_is_r005_with_a_suggestion(tmp_path: Path
     diags, _ = validate_targets([f"shogun+{pkg}"])
     d = next(d for d in diags if d.code == "R005")
     assert "after_collect_taxs" in d.message and "after_collect_taxes" in d.hint
+
+
+def test_describe_lists_removed_and_inserted_items(tmp_path: Path) -> None:
+    """A removed block has no line left to carry a comment: the summary, the end of `--resolved`
+    and the JSON list every item patch with its package and place."""
+    pkg = variant(tmp_path, "calm", """
+patches:
+  - remove_item: procedures.collect_taxes.do.unrest
+""")
+    summary = describe(f"shogun+{pkg}", {}, 4, False, Diagnostics())
+    assert "remove_item procedures.collect_taxes.do.unrest  [calm]" in summary
+    resolved = describe(f"shogun+{pkg}", {}, 4, True, Diagnostics())
+    assert "#   remove_item procedures.collect_taxes.do.unrest  [calm]" in resolved
+    data = describe_json(f"shogun+{pkg}", {}, 4, False, Diagnostics())
+    assert data["item_patches"] == [{"patch": "remove_item", "list": "procedures.collect_taxes.do", "item": "unrest",
+                                     "package": "calm", "file": data["item_patches"][0]["file"], "line": 3}]
+    assert data["item_patches"][0]["file"].endswith("rules.yaml")

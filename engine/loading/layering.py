@@ -42,6 +42,9 @@ class Resolved:
     # package that inserted it (None: the item was written in the list's own file).
     flow_origins: list[tuple[list, list[tuple[str, Loc] | None]]] = field(default_factory=list)
     patched_sections: set[str] = field(default_factory=set)  # sections changed by replace/merge/remove
+    # Item patches in load order: (what was done, e.g. "remove_item" or "insert after", the list's
+    # path, the item's name, package, patch location); describe lists them, removals included.
+    item_patches: list[tuple[str, str, str, str, Loc]] = field(default_factory=list)
     incomplete: bool = False  # a data file could not be used (its errors are reported)
 
     def where(self, path: str) -> str:
@@ -415,6 +418,7 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
         locs.insert(at, loc_of(patch, "insert"))
     origins.insert(at, (pkg.id, loc))
     res.provenance[f"{path}+{_step_name(item) or 'item'}"] = (pkg.id, loc)
+    res.item_patches.append((f"insert {_step_name(item) or 'an item'} {where}", path, _bare(anchor), pkg.id, loc))
 
 
 def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, diags: Diagnostics,
@@ -435,6 +439,7 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
         return
     origins = _flow_origins(res, lst)
     res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
+    res.item_patches.append((op, path, name, pkg.id, loc))
     if op == "remove_item":
         del lst[i]
         del origins[i]
