@@ -402,8 +402,7 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     where = "before" if "before" in patch else "after"
     got = _flow_item(res, anchor, loc_of(patch, where), diags,
                      missing=f"insert: no flow step or procedure block named `{anchor}` to insert {where}",
-                     ambiguous="insert: `{anchor}` appears in {n} lists ({paths}); name a unique item, or "
-                     "qualify it with its list")
+                     ambiguous="insert: `{anchor}` appears in {n} lists ({paths})")
     if got is None:
         return
     path, lst, i = got
@@ -428,8 +427,7 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
     name = patch[op]
     got = _flow_item(res, name, loc_of(patch, op), diags,
                      missing=f"{op}: no flow item or procedure block named `{name}`",
-                     ambiguous=f"{op}: item `{{anchor}}` appears in {{n}} lists ({{paths}}); give it a unique "
-                     "`label`, or qualify it with its list",
+                     ambiguous=f"{op}: item `{{anchor}}` appears in {{n}} lists ({{paths}})",
                      fallback_hint="name a flow item with `label:`, a procedure block with `name:`")
     if got is None:
         return
@@ -476,8 +474,10 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
             diags.add("P026", missing, where, hint=hint or fallback_hint or hint)
         return None
     if len(found) > 1:
-        shown = ", ".join(p for p, _ in found[:4])
-        diags.add("P027", ambiguous.format(anchor=name, n=len(found), paths=shown), where)
+        shown = ", ".join(p for p, _ in found[:4]) + (", ..." if len(found) > 4 else "")
+        named = " or ".join(f"`{p}.{bare}`" for p, _ in found[:2])
+        diags.add("P027", ambiguous.format(anchor=name, n=len(found), paths=shown), where,
+                  hint=f"name it with its list, like {named} (or give a flow item a unique `label`)")
         return None
     path, lst = found[0]
     return path, lst, next(i for i, x in enumerate(lst) if bare in _item_names(x))
