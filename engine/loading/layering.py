@@ -405,8 +405,8 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
                      ambiguous="insert: `{anchor}` appears in {n} lists ({paths})")
     if got is None:
         return
-    path, lst, i = got
-    if not _claim(res, pkg, f"{path}:{where}:{_bare(anchor)}", loc, diags, by_id):
+    path, lst, i, anchor = got
+    if not _claim(res, pkg, f"{path}:{where}:{anchor}", loc, diags, by_id):
         return
     origins = _flow_origins(res, lst)
     res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])  # the item is checked in place
@@ -417,7 +417,7 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
         locs.insert(at, loc_of(patch, "insert"))
     origins.insert(at, (pkg.id, loc))
     res.provenance[f"{path}+{_step_name(item) or 'item'}"] = (pkg.id, loc)
-    res.item_patches.append((f"insert {_step_name(item) or 'an item'} {where}", path, _bare(anchor), pkg.id, loc))
+    res.item_patches.append((f"insert {_step_name(item) or 'an item'} {where}", path, anchor, pkg.id, loc))
 
 
 def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, diags: Diagnostics,
@@ -431,8 +431,7 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
                      fallback_hint="name a flow item with `label:`, a procedure block with `name:`")
     if got is None:
         return
-    path, lst, i = got
-    name = _bare(name)
+    path, lst, i, name = got
     if not _claim(res, pkg, f"{path}:item:{name}", loc, diags, by_id):
         return
     origins = _flow_origins(res, lst)
@@ -448,10 +447,11 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
 
 
 def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing: str, ambiguous: str,
-               fallback_hint: str = "") -> tuple[str, list, int] | None:
+               fallback_hint: str = "") -> tuple[str, list, int, Any] | None:
     """The one list (a flow, or a procedure's blocks) holding an item named `name` (a step name,
-    `label` or block `name`), and its index; None after reporting P026 (no such item; silent
-    while the combo is incomplete, see _apply_patch) or P027 (it stands in several lists).
+    `label` or block `name`), its index, and the item's name without its list; None after
+    reporting P026 (no such item; silent while the combo is incomplete, see _apply_patch) or
+    P027 (it stands in several lists).
 
     `LIST.ITEM` (`procedures.collect_taxes.do.revolt`, `steps.plan.flow.bid`) looks only in the
     list at that path."""
@@ -480,12 +480,7 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
                   hint=f"name it with its list, like {named} (or give a flow item a unique `label`)")
         return None
     path, lst = found[0]
-    return path, lst, next(i for i, x in enumerate(lst) if bare in _item_names(x))
-
-
-def _bare(name: Any) -> Any:
-    """The item's own name in `LIST.ITEM` (or `name` itself)."""
-    return name.rpartition(".")[2] if isinstance(name, str) else name
+    return path, lst, next(i for i, x in enumerate(lst) if bare in _item_names(x)), bare
 
 
 def _unnamed_hint(data: dict, text: str) -> str:
