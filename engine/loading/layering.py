@@ -453,7 +453,7 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
     reporting P026 (no such item; silent while the combo is incomplete, see _apply_patch) or
     P027 (it stands in several lists).
 
-    `LIST.ITEM` (`procedures.collect_taxes.do.revolt`, `steps.plan.flow.bid`) looks only in the
+    `LIST.ITEM` (`procedures.score.do.bonus`, `steps.plan.flow.bid`) looks only in the
     list at that path."""
     lists = list(_iter_flow_lists(res.data))
     text = str(name)

@@ -1,6 +1,6 @@
 """A procedure's body: one text, or a list of named blocks compiled as one text.
 
-`do:` of a procedure may be a list `- {name: collect, do: "..."}`. The blocks run as one body,
+`do:` of a procedure may be a list `- {name: pay, do: "..."}`. The blocks run as one body,
 in order: a `let` of one block is seen by the next, and `stop` ends the whole procedure. The
 names are stable handles for patches (`replace_item`, `remove_item`, `insert` in
 engine/loading/layering.py), so a variant changes one part of a procedure without copying the
