@@ -247,3 +247,28 @@ patches:
     assert data["item_patches"] == [{"patch": "remove_item", "list": "procedures.collect_taxes.do", "item": "unrest",
                                      "package": "calm", "file": data["item_patches"][0]["file"], "line": 3}]
     assert data["item_patches"][0]["file"].endswith("rules.yaml")
+
+
+def test_stop_in_a_block_ends_the_procedure_and_after_still_runs(tmp_path: Path) -> None:
+    """`stop` in a block ends the whole procedure (the blocks after it do not run), and the
+    `after_` hook still announces the call."""
+    _, blocks = _mini_map_with_blocks(tmp_path)
+    pkg = tmp_path / "halt"
+    pkg.mkdir()
+    (pkg / "ruleset.yaml").write_text("id: halt\nname: h\nversion: 1\nplayers: {min: 2, max: 3}\nextends: mini-map\n",
+                                      encoding="utf-8")
+    (pkg / "rules.yaml").write_text("""
+globals: {calls: 0}
+patches:
+  - insert: {name: halt, do: stop}
+    before: tell
+triggers:
+  counted:
+    "on": after_place
+    do: calls += 1
+""", encoding="utf-8")
+    game = Game.new(load(f"{blocks}+{pkg}", players=2), players=2, seed=1)
+    game.apply(game.decision.options[0])
+    state = game.state
+    assert state["globals"]["calls"] == 1
+    assert not any("places an army" in str(line) for line in game.log), "the block after `stop` did not run"
