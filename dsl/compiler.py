@@ -30,6 +30,7 @@ from dsl.runtime import Ctx
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 
 Fn = Callable[[Ctx], Any]
+Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
 MAX_SOURCE = 100_000  # characters in one rule text
 MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
 MAX_LOOPS = 15  # `for` loops nested in one text (Python refuses 20 nested loops)
@@ -206,6 +207,7 @@ class Compiler:
         self._used: set[str] | None = None  # names looked up while compiling one text (for the memo)
         self.mentioned: set[str] = set()  # every name and attribute any compiled text looked up
         self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
+        self._pieces: Pieces = ()  # where each part of a joined text is written (see `effect`)
 
     # ---- public entry points ----
 
@@ -222,14 +224,19 @@ class Compiler:
         return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what)
 
     def effect(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
-               what: str = "effect") -> Fn | None:
-        """Compile an effect (statements that change the state)."""
-        return self._compile(str(src), loc, "effect", set(local_names), pure=False, what=what)
+               what: str = "effect", pieces: Pieces = ()) -> Fn | None:
+        """Compile an effect (statements that change the state).
+
+        `pieces` is for a text joined from parts written in several places (a procedure's named
+        blocks): each part's first line in `src` (from 1) and where the part is written, so that
+        an error points into its own part."""
+        return self._compile(str(src), loc, "effect", set(local_names), pure=False, what=what, pieces=pieces)
 
     # ---- driver ----
 
     def _compile(self, src: str, loc: Loc, start: str, local_names: set[str], pure: bool,
-                 what: str) -> Fn | None:
+                 what: str, pieces: Pieces = ()) -> Fn | None:
+        self._pieces = pieces
         memo = _COMPILED.get()
         if memo is None:
             self._used = set()
@@ -240,7 +247,7 @@ class Compiler:
                 self._used = None
         # The same text, at the same place, compiles to the same closure wherever each name it
         # looked up means the same: reuse it.
-        key = (src, loc, start, frozenset(local_names), pure, what)
+        key = (src, loc, start, frozenset(local_names), pure, what, pieces)
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
             if tuple(map(self._meaning, names)) == meanings:
@@ -332,23 +339,28 @@ class Compiler:
         return None
 
     def _at(self, node: Tree | Token | None) -> Loc:
-        b = self._base
         if node is None:
-            return b
+            return self._base
         tok = node if isinstance(node, Token) else _first_token(node)
         line, col = (tok.line, tok.column or 1) if tok is not None else (None, 1)
-        if not line or not b.line:
-            return b
-        return Loc(b.file, b.line + line - 1, b.col + col - 1)
+        return self._place(line, col) if line else self._base
+
+    def _place(self, line: int, col: int) -> Loc:
+        """Where line `line`, column `col` of the text being compiled is written."""
+        b = self._base
+        for first, where in reversed(self._pieces):  # a joined text: find the part holding the line
+            if line >= first:
+                b, line = where, line - first + 1
+                break
+        return Loc(b.file, b.line + line - 1, b.col + col - 1) if b.line else b
 
     def _syntax_error(self, e: UnexpectedInput, src: str, what: str) -> None:
         line = getattr(e, "line", 1) or 1
         col = getattr(e, "column", 1) or 1
-        b = self._base
         lines = src.splitlines() or [""]
         if line > len(lines):  # at end of input: point after the last character
             line, col = len(lines), len(lines[-1]) + 1
-        loc = Loc(b.file, b.line + line - 1, b.col + col - 1) if b.line else b
+        loc = self._place(line, col)
         if isinstance(e, UnexpectedCharacters):
             ch = src.splitlines()[line - 1][col - 1:col] if line <= len(src.splitlines()) else "?"
             msg = f"unexpected character `{ch}` in this {what}"
@@ -565,16 +577,17 @@ class Compiler:
                 parts.append(repr(m.group(0)[0]))
                 continue
             inner = m.group(1)
-            saved = self._base
+            saved, saved_pieces = self._base, self._pieces
             self._base = Loc(base.file, base.line, base.col + 1 + m.start(1)) if base.line else base
+            self._pieces = ()  # the insert is one line, placed by its own base
             try:
                 sub = parse(inner + "\n", "expression", fresh=self._fresh)
             except UnexpectedInput as e:
                 self._syntax_error(e, inner, "`{...}` insert of this text")
-                self._base = saved
+                self._base, self._pieces = saved, saved_pieces
                 raise _Reported() from None
             parts.append(f"_text({self._expr(sub.children[0], scope)})")
-            self._base = saved
+            self._base, self._pieces = saved, saved_pieces
         if pos < len(text):
             parts.append(repr(text[pos:]))
         return f"_join(({', '.join(parts)},))"

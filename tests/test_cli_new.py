@@ -57,6 +57,9 @@ def test_the_board_lists_the_constants_a_board_must_provide(tmp_path: Path) -> N
     # board's copy is in a file gated on the base's option (which the package does not declare).
     assert "- `constants.fixed_setup_sun` (set when setup is fixed)" in readme
     assert "`building_spaces`, `rice`, `tax`" in readme
+    # The base's checks that a map must pass are listed with their messages (Shogun's says a
+    # smaller map needs fewer army groups).
+    assert "- `a_province_for_every_army_group`: claiming puts each army group" in readme
     manifest = yaml.safe_load((pkg / "ruleset.yaml").read_text(encoding="utf-8"))
     assert {"file": "rules-setup-fixed.yaml", "when": {"setup": ["fixed"]}} in manifest["files"]
     # A province of the fixed set-up renamed to one the board lacks is caught by validate.

@@ -8,6 +8,7 @@ boilerplate like `player: player` does not count) in an example also appear, in 
 file of the base ruleset."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from itertools import pairwise
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from engine.model.validate import validate_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.parent for p in (ROOT / "docs" / "examples").glob("*/ruleset.yaml"))
@@ -39,7 +42,7 @@ def data_files(folder: Path) -> list[Path]:
 
 
 def test_there_are_examples() -> None:
-    assert {p.name for p in EXAMPLES} >= {"cheap-deploy", "tax-rice-event", "dear-ronin", "scout"}
+    assert {p.name for p in EXAMPLES} >= {"cheap-deploy", "tax-rice-event", "dear-ronin", "scout", "island"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
@@ -87,3 +90,41 @@ def test_example_copies_no_base_rule(example: Path) -> None:
         lines = _rule_lines(text)
         copied = [pair for pair in pairwise(lines) if pair in base_pairs]
         assert not copied, f"{f.name} copies base lines: {copied}"
+
+
+def test_the_island_map_is_data_only_and_describe_shows_each_replaced_part() -> None:
+    """The island replaces the base's board sections and the constants that tie a board to its
+    player counts; `describe --resolved` marks each of them with the island's file and line."""
+    island = ROOT / "docs" / "examples" / "island"
+    r = daimyo("describe", combo(island), "--resolved")
+    marked = {ln.split(":")[0].strip() for ln in r.stdout.splitlines() if "# island docs/examples/island/" in ln}
+    assert {"spaces", "regions", "links", "sets", "layout", "3"} <= marked, marked
+    r = daimyo("describe", combo(island))
+    assert "board: 12 province spaces, 3 regions" in r.stdout
+
+
+def _island_copy(tmp: Path, edit_rules=None, edit_fixed=None) -> Path:
+    copy = tmp / "island"
+    shutil.copytree(ROOT / "docs" / "examples" / "island", copy)
+    for name, edit in (("rules.yaml", edit_rules), ("rules-setup-fixed.yaml", edit_fixed)):
+        if edit is not None:
+            path = copy / name
+            path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return copy
+
+
+def test_a_small_map_without_fewer_army_groups_fails_validation_at_the_map(tmp_path: Path) -> None:
+    """Rulebook, "Claiming Starting Provinces": each army group is placed on a province of its
+    own. The base's check `a_province_for_every_army_group` finds a map too small for the army
+    groups (12 provinces, 3 x 9 groups) and points at the variant's patch, not the base file."""
+    copy = _island_copy(tmp_path, edit_rules=lambda t: t[:t.index("  - merge: constants.army_groups")])
+    diags, _ = validate_targets([str(copy)])
+    d = next(d for d in diags.errors if "a_province_for_every_army_group" in d.message)
+    assert d.code == "R008" and Path(d.loc.file).name == "rules.yaml", d
+
+
+def test_a_fixed_set_up_row_short_of_a_province_fails_validation(tmp_path: Path) -> None:
+    copy = _island_copy(tmp_path, edit_fixed=lambda t: t.replace("[Hyuga, Buzen, Hizen]", "[Hyuga, Buzen]"))
+    diags, _ = validate_targets([str(copy)])
+    d = next(d for d in diags.errors if "a_fixed_row_per_player_and_a_province_per_group" in d.message)
+    assert d.code == "R008" and Path(d.loc.file).resolve().parent == copy.resolve(), d

@@ -68,5 +68,5 @@ def test_an_unknown_item_name_is_located_with_a_suggestion(tmp_path: Path) -> No
     pkg = package(tmp_path, "typo", "patches:\n  - remove_item: scroe\n")
     diags, _ = validate_targets([f"{BASE}+{pkg}"])
     d = next(d for d in diags if d.code == "P026")
-    assert (d.loc.line, d.loc.col) == (2, 18) and "no flow item named `scroe`" in d.message
+    assert (d.loc.line, d.loc.col) == (2, 18) and "no flow item or procedure block named `scroe`" in d.message
     assert "score" in d.hint

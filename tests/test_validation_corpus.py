@@ -123,8 +123,8 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "patch-missing-path":         ("P023", "rules.yaml", 2, 14, "no `modifiers.step_size.layers.capp`"),
     "patch-merge-not-mapping":    ("P024", "rules.yaml", 2, 5, "must both be mappings"),
     "patch-conflict":             ("P025", "wild/rules.yaml", 2, 5, "`wild` and `slow` both change"),
-    "patch-insert-unknown-step":  ("P026", "rules.yaml", 6, 13, "no flow step named `scoring`"),
-    "patch-insert-ambiguous-step": ("P027", "rules.yaml", 8, 12, "appears in 2 flows"),
+    "patch-insert-unknown-step":  ("P026", "rules.yaml", 6, 13, "no flow step or procedure block named `scoring`"),
+    "patch-insert-ambiguous-step": ("P027", "rules.yaml", 8, 12, "appears in 2 lists (flow, steps.again.flow)"),
     # ---- hostile packages: caps, budgets, names and links (issue 15) ----
     "dsl-number-too-long":        ("D003", "rules.yaml", 9, 14, "a number of 400 digits"),
     "dsl-decimal-too-long":       ("D003", "rules.yaml", 9, 14, "more than 300 digits"),

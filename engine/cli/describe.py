@@ -55,6 +55,8 @@ def describe_json(combo_text: str, options: dict[str, Any] | None, players: int 
                       "files": [f.display for f in p.files if included(f.when, combo)]} for p in combo.packages],
         "options": {k: {"value": combo.options.get(k), **v} for p in combo.packages for k, v in p.options.items()},
     }
+    out["item_patches"] = [{"patch": op, "list": path, "item": name, "package": pkg, "file": loc.file,
+                            "line": loc.line} for op, path, name, pkg, loc in res.item_patches]
     if resolved:
         out["resolved"] = res.data
         out["provenance"] = {path: {"package": pkg, "file": loc.file, "line": loc.line, "col": loc.col}
@@ -132,7 +134,15 @@ def summary(model: Model) -> str:
         out.append("added or replaced by expansions:")
         for path, (pkg, loc) in changed:
             out.append(f"  {path}  [{pkg}] {loc}")
+    if res.item_patches:
+        out.append("items of flows and procedures changed by expansions:")
+        out.extend(f"  {line}" for line in _item_patch_lines(res))
     return "\n".join(out)
+
+
+def _item_patch_lines(res: Resolved) -> list[str]:
+    """One line per item patch: `remove_item procedures.collect_taxes.do.unrest  [pkg] file:line`."""
+    return [f"{op} {path}.{name}  [{pkg}] {loc}" for op, path, name, pkg, loc in res.item_patches]
 
 
 def _player_range(combo: Combo) -> tuple[int, int]:
@@ -243,6 +253,9 @@ def resolved_text(res: Resolved, combo: Combo) -> str:
         if value in ({}, []):
             continue
         emitter.entry(section, value, section, 0)
+    if res.item_patches:  # removed items have no line above to sit on: listed here, as comments
+        out.append("# Items of flows and procedures that expansions inserted, replaced or removed:")
+        out.extend(f"#   {line}" for line in _item_patch_lines(res))
     return "\n".join(out)
 
 

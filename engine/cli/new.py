@@ -150,6 +150,10 @@ def board_files(name: str, extends: str, combo: Combo, res: Resolved) -> dict[st
              *(f"- `board.{k}`" for k in board if k not in BOARD_KEYS_SKIPPED and k != "spaces"),
              "", "The constants of the base that name spaces or regions (under any option value); "
              "each is patched with the base board's value, to be updated:", "", *lines]
+    checks = [f"- `{cid}`: {' '.join(str(c.get('message', '')).split())}"
+              for cid, c in (res.data.get("checks") or {}).items() if isinstance(c, dict)]
+    if checks:  # e.g. how many pieces per player the map must have room for
+        extra += ["", "The base's checks, which `daimyo validate` also runs on this board:", "", *checks]
     readme = _readme(name, extends, "board", f"It starts as a copy of the {combo.name} board ({n} spaces).", extra)
     manifest = _manifest(name, combo, f"A new board for {combo.name}.",
                          ["rules.yaml", *({"file": f, "when": w} for f, (w, _) in gated.items())])

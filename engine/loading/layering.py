@@ -42,6 +42,9 @@ class Resolved:
     # package that inserted it (None: the item was written in the list's own file).
     flow_origins: list[tuple[list, list[tuple[str, Loc] | None]]] = field(default_factory=list)
     patched_sections: set[str] = field(default_factory=set)  # sections changed by replace/merge/remove
+    # Item patches in load order: (what was done, e.g. "remove_item" or "insert after", the list's
+    # path, the item's name, package, patch location); describe lists them, removals included.
+    item_patches: list[tuple[str, str, str, str, Loc]] = field(default_factory=list)
     incomplete: bool = False  # a data file could not be used (its errors are reported)
 
     def where(self, path: str) -> str:
@@ -398,14 +401,15 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     anchor = patch.get("before") or patch.get("after")
     where = "before" if "before" in patch else "after"
     got = _flow_item(res, anchor, loc_of(patch, where), diags,
-                     missing=f"insert: no flow step named `{anchor}` to insert {where}",
-                     ambiguous="insert: step `{anchor}` appears in {n} flows; name a unique step")
+                     missing=f"insert: no flow step or procedure block named `{anchor}` to insert {where}",
+                     ambiguous="insert: `{anchor}` appears in {n} lists ({paths})")
     if got is None:
         return
-    path, lst, i = got
+    path, lst, i, anchor = got
     if not _claim(res, pkg, f"{path}:{where}:{anchor}", loc, diags, by_id):
         return
     origins = _flow_origins(res, lst)
+    res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])  # the item is checked in place
     at = i if where == "before" else i + 1
     lst.insert(at, item)
     locs = getattr(lst, "item_locs", None)
@@ -413,6 +417,7 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
         locs.insert(at, loc_of(patch, "insert"))
     origins.insert(at, (pkg.id, loc))
     res.provenance[f"{path}+{_step_name(item) or 'item'}"] = (pkg.id, loc)
+    res.item_patches.append((f"insert {_step_name(item) or 'an item'} {where}", path, anchor, pkg.id, loc))
 
 
 def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, diags: Diagnostics,
@@ -420,16 +425,18 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
     """`replace_item: NAME` with `value:`, or `remove_item: NAME`: one item of a flow, found by its
     step name or `label` wherever it stands, so a variant changes one line of a flow, not the flow."""
     name = patch[op]
-    got = _flow_item(res, name, loc_of(patch, op), diags, missing=f"{op}: no flow item named `{name}`",
-                     ambiguous=f"{op}: item `{{anchor}}` appears in {{n}} flows; give it a unique `label`",
-                     fallback_hint="name an item with `label:`")
+    got = _flow_item(res, name, loc_of(patch, op), diags,
+                     missing=f"{op}: no flow item or procedure block named `{name}`",
+                     ambiguous=f"{op}: item `{{anchor}}` appears in {{n}} lists ({{paths}})",
+                     fallback_hint="name a flow item with `label:`, a procedure block with `name:`")
     if got is None:
         return
-    path, lst, i = got
+    path, lst, i, name = got
     if not _claim(res, pkg, f"{path}:item:{name}", loc, diags, by_id):
         return
     origins = _flow_origins(res, lst)
     res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
+    res.item_patches.append((op, path, name, pkg.id, loc))
     if op == "remove_item":
         del lst[i]
         del origins[i]
@@ -440,21 +447,50 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
 
 
 def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing: str, ambiguous: str,
-               fallback_hint: str = "") -> tuple[str, list, int] | None:
-    """The one flow list holding an item named `name` (a step name or `label`), and its index;
-    None after reporting P026 (no such item; silent while the combo is incomplete, see
-    _apply_patch) or P027 (it stands in several flows)."""
-    found = _flow_lists_with(res.data, name)
+               fallback_hint: str = "") -> tuple[str, list, int, Any] | None:
+    """The one list (a flow, or a procedure's blocks) holding an item named `name` (a step name,
+    `label` or block `name`), its index, and the item's name without its list; None after
+    reporting P026 (no such item; silent while the combo is incomplete, see _apply_patch) or
+    P027 (it stands in several lists).
+
+    `LIST.ITEM` (`procedures.score.do.bonus`, `steps.plan.flow.bid`) looks only in the
+    list at that path."""
+    lists = list(_iter_flow_lists(res.data))
+    text = str(name)
+    scope, _, bare = text.rpartition(".")
+    if scope and any(path == scope for path, _ in lists):
+        lists = [(path, lst) for path, lst in lists if path == scope]
+    else:
+        scope, bare = "", name
+    found = [(p, lst) for p, lst in lists if any(bare in _item_names(x) for x in lst)]
     if not found:
         if not res.incomplete:
-            hint = did_you_mean(str(name), _all_flow_names(res.data))
+            names = [n for _, lst in lists for x in lst for n in _item_names(x)]
+            hint = did_you_mean(str(bare), names)
+            if hint and scope:
+                hint = hint.replace("`", f"`{scope}.", 1)
+            if not hint and not scope:
+                hint = _unnamed_hint(res.data, text)
             diags.add("P026", missing, where, hint=hint or fallback_hint or hint)
         return None
     if len(found) > 1:
-        diags.add("P027", ambiguous.format(anchor=name, n=len(found)), where)
+        shown = ", ".join(p for p, _ in found[:4]) + (", ..." if len(found) > 4 else "")
+        named = " or ".join(f"`{p}.{bare}`" for p, _ in found[:2])
+        diags.add("P027", ambiguous.format(anchor=name, n=len(found), paths=shown), where,
+                  hint=f"name it with its list, like {named} (or give a flow item a unique `label`)")
         return None
     path, lst = found[0]
-    return path, lst, next(i for i, x in enumerate(lst) if name in _item_names(x))
+    return path, lst, next(i for i, x in enumerate(lst) if bare in _item_names(x)), bare
+
+
+def _unnamed_hint(data: dict, text: str) -> str:
+    """`procedures.P.do.X` where P's `do` is one text: say how its blocks get names."""
+    section, _, rest = text.partition(".")
+    proc = (data.get("procedures") or {}).get(rest.split(".", 1)[0]) if section == "procedures" else None
+    if isinstance(proc, dict) and isinstance(proc.get("do"), str):
+        return (f"procedure `{rest.split('.', 1)[0]}` is one text; its blocks have names only where its "
+                "`do:` is a list of `{name, do}` blocks")
+    return ""
 
 
 def _flow_origins(res: Resolved, lst: list) -> list:
@@ -467,28 +503,30 @@ def _flow_origins(res: Resolved, lst: list) -> list:
 
 
 def _item_names(item: Any) -> tuple[str, ...]:
-    """Every name a flow item answers to: its step name and its `label`."""
+    """Every name an item answers to: a flow item's step name and its `label`, a procedure
+    block's `name`."""
     if isinstance(item, str):
         return (item,)
     if isinstance(item, dict):
-        return tuple(item[k] for k in ("label", "step") if isinstance(item.get(k), str))
+        return tuple(item[k] for k in ("label", "step", "name") if isinstance(item.get(k), str))
     return ()
 
 
 def _step_name(item: Any) -> str | None:
-    """The stable name of a flow item: a step name, or its `label`."""
+    """The stable name of an item: a step name, its `label`, or a procedure block's `name`."""
     if isinstance(item, str):
         return item
     if isinstance(item, dict):
-        for key in ("label", "step"):
+        for key in ("label", "step", "name"):
             if isinstance(item.get(key), str):
                 return item[key]
     return None
 
 
 def _iter_flow_lists(data: dict):
-    """Every flow list in the ruleset, with a readable path: the root flow, step flows and
-    the nested `do`/`then`/`else` lists of flow items."""
+    """Every list whose items patches address by name, with its path: the root flow, step
+    flows, the nested `do`/`then`/`else` lists of flow items, and the named blocks of
+    procedures (`procedures.NAME.do`)."""
     def walk(path: str, lst: Any):
         if not isinstance(lst, list):
             return
@@ -503,14 +541,9 @@ def _iter_flow_lists(data: dict):
         if isinstance(step, dict):
             for key in ("flow", "then", "else"):
                 yield from walk(f"steps.{name}.{key}", step.get(key))
-
-
-def _flow_lists_with(data: dict, anchor: Any) -> list[tuple[str, list]]:
-    return [(p, lst) for p, lst in _iter_flow_lists(data) if any(anchor in _item_names(x) for x in lst)]
-
-
-def _all_flow_names(data: dict) -> list[str]:
-    return [n for _, lst in _iter_flow_lists(data) for x in lst for n in _item_names(x)]
+    for name, proc in (data.get("procedures") or {}).items():
+        if isinstance(proc, dict) and isinstance(proc.get("do"), list):
+            yield f"procedures.{name}.do", proc["do"]
 
 
 def check_resolved(res: Resolved, diags: Diagnostics) -> bool:

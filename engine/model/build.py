@@ -22,6 +22,7 @@ from engine.loading.yamlio import LocDict, loc_of
 from engine.model.board import Board, build_board
 from engine.model.checks import run_checks
 from engine.model.flow import FlowCompiler, Node
+from engine.model.procedures import announced, procedure_body
 from engine.model.ruleset import PLAYER_KIND, Kind, Model
 
 
@@ -160,6 +161,17 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         for hook in (f"{w}_{name}" for w in HOOKS):
             if hook in listened:
                 sym.events.setdefault(hook, Callable_(step.params, step.loc))
+    # Procedures likewise (a step of the same name keeps the hook; an event declared by the hook's
+    # name is the ruleset's own, emitted where it says). Only procedures listened to are wrapped.
+    proc_hooks: dict[str, tuple[bool, bool]] = {}
+    for name, proc in sym.procedures.items():
+        hooks = [f"{w}_{name}" for w in HOOKS]
+        wanted = [h in listened and h not in sym.events and name not in sym.steps for h in hooks]
+        if any(wanted):
+            proc_hooks[name] = (wanted[0], wanted[1])
+            for hook, want in zip(hooks, wanted, strict=True):
+                if want:
+                    sym.events[hook] = Callable_(proc.params, proc.loc)
     for name in [*sym.functions, *sym.procedures]:
         if name in PRIMITIVES:
             diags.add("R004", f"`{name}` is a built-in function; choose another name",
@@ -168,8 +180,12 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     # ---- compile rule texts ----
     functions = {n: comp.expression(s["value"], loc_of(s, "value"), set(s.get("params") or ()), f"function `{n}`")
                  for n, s in data["functions"].items()}
-    procedures = {n: comp.effect(s["do"], loc_of(s, "do"), set(s.get("params") or ()), f"procedure `{n}`")
-                  for n, s in data["procedures"].items()}
+    procedures = {}
+    for n, s in data["procedures"].items():  # `do:` may be named blocks (engine/model/procedures.py)
+        text, where, pieces = procedure_body(n, s, diags)
+        procedures[n] = comp.effect(text, where, set(s.get("params") or ()), f"procedure `{n}`", pieces)
+        if n in proc_hooks and procedures[n] is not None:
+            procedures[n] = announced(procedures[n], n, sym.procedures[n].params, *proc_hooks[n])
     triggers: dict[str, list] = {}
     pkg_rank = {p.id: i for i, p in enumerate(combo.packages)}
     tlist = []
@@ -177,7 +193,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         ev = t["on"]
         if ev not in sym.events:
             diags.add("R005", f"trigger `{tid}` listens to unknown event `{ev}`", loc_of(t, "on"),
-                      hint=did_you_mean(ev, [*sym.events, *(f"{w}_{s}" for s in sym.steps for w in HOOKS)]))
+                      hint=did_you_mean(ev, [*sym.events, *(f"{w}_{s}" for s in [*sym.steps, *sym.procedures]
+                                                            for w in HOOKS)]))
             continue
         params = set(sym.events[ev].params)
         when = comp.expression(t["when"], loc_of(t, "when"), params, "condition") if "when" in t else None
