@@ -639,10 +639,6 @@ class Compiler:
         if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
             # (a literal number added or taken away grows a value by one step of the budget at most)
-            if op != "*" and not self._no_walrus:  # two whole numbers of sane size inline, the rest checked
-                x, y = self._unit.temp(), self._unit.temp()
-                return (f"({x} {op} {y} if (_type({x} := {a}) is _int) & (_type({y} := {b}) is _int) "
-                        f"and -_BIG < {x} < _BIG and -_BIG < {y} < _BIG else {AUG_OPS[op]}({x}, {y}))")
             return f"{AUG_OPS[op]}({a}, {b})"
         return f"({a} {op} {b})"
 
