@@ -192,3 +192,35 @@ def test_validate_as_a_command_exits_fast_and_prints_everything(tmp_path):
     assert out.returncode == 1
     found = json.loads(out.stdout)  # the whole JSON document made it out before the fast exit
     assert found and all(d["code"] for d in found)
+
+
+def test_validate_imports_only_its_own_command():
+    """The front door imports the command that runs, not the others, the agents or the tools."""
+    code = ("import sys; from engine.cli import main; code = main(['validate', 'tests/rulesets/race']); "
+            "others = [m for m in sys.modules if m.startswith(('engine.cli.', 'engine.agents', 'engine.run', "
+            "'tools', 'importlib.metadata', 'asyncio'))]; print(code, sorted(others))")
+    out = _python(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "0 ['engine.cli.validate']"
+
+
+def test_every_command_is_listed_with_its_help_whichever_runs():
+    """`daimyo --help` lists each command with the help line its own parser declares, and the
+    light parser built for one command lists the same."""
+    import argparse
+
+    from engine.cli import COMMANDS, build_parser
+
+    def listed(parser: argparse.ArgumentParser) -> dict[str, str | None]:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return {a.dest: a.help for a in action._choices_actions}
+
+    full = listed(build_parser())
+    assert {name: full[name] for name in COMMANDS} == COMMANDS
+    assert {"bench", "simulate", "report", "map", "docs", "tournament"} <= set(full)  # the tools, by entry point
+    light = build_parser(["validate", "rulesets/shogun"])
+    assert listed(light) == {name: full[name] for name in COMMANDS}
+    assert light.format_usage() == build_parser().format_usage()
+    sub = next(a for a in light._actions if isinstance(a, argparse._SubParsersAction))
+    assert sub.choices["validate"].format_help() == next(
+        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["validate"].format_help()
