@@ -11,20 +11,20 @@ JSON of the expected shape, every node a rule of the grammar, every token of a t
 grammar whose pattern it matches, found at its stated line and column of the text, in text order.
 Anything else is ignored (and rewritten by the next parse). JSON, not pickle: loading a file
 never runs code. The compiler also re-parses a text whenever a cached tree does not compile
-cleanly (dsl/compiler.py), so an entry can at worst cost a parse, never a crash.
+cleanly (dsl/compiler.py), so an entry can at worst cost a parse, never a crash. Reading and
+writing the files is engine/base/diskcache.py, shared with the located-YAML cache.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from lark import Token, Tree
+
+from engine.base import diskcache
 
 FORMAT = 1
 MAX_ENTRY = 64  # bytes of JSON per character of text (plus a fixed allowance), above which an entry is refused
@@ -36,32 +36,26 @@ class _Bad(Exception):
 
 def cache_folder() -> Path | None:
     """Where parsed texts are kept, or None when caching is off."""
-    if os.environ.get("DAIMYO_NO_CACHE", "").strip() not in ("", "0"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"  # XDG: relative is ignored
-    return root / "daimyo" / f"parse-{FORMAT}"
+    return diskcache.cache_folder(f"parse-{FORMAT}")
 
 
-class ParseCache:
+class ParseCache(diskcache.DiskCache):
     """Load and store parse trees of one grammar in `folder`."""
 
     def __init__(self, folder: Path, grammar: str, version: str, terminals: Iterable[tuple[str, str]],
                  rules: Iterable[str]) -> None:
-        self.folder = folder
+        super().__init__(folder)
         self.salt = hashlib.sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
         self.patterns = {name: re.compile(pattern) for name, pattern in terminals}
         self.rules = frozenset(rules)
-        self.writable = True
 
-    def path(self, text: str, start: str) -> Path:
-        digest = hashlib.sha256(f"{self.salt}\0{start}\0{text}".encode()).hexdigest()
-        return self.folder / digest[:2] / f"{digest[2:]}.json"
+    def path_of(self, text: str, start: str) -> Path:
+        return self.path(f"{self.salt}\0{start}\0{text}")
 
     # ---- reading: anything unexpected means "not cached" ----
 
     def load(self, text: str, start: str) -> Tree | None:
-        raw = self._read(self.path(text, start), MAX_ENTRY * len(text) + 4096)
+        raw = self.read(self.path_of(text, start), MAX_ENTRY * len(text) + 4096)
         if raw is None:
             return None
         try:
@@ -73,23 +67,6 @@ class ParseCache:
             return None
         return tree if isinstance(tree, Tree) else None
 
-    @staticmethod
-    def _read(path: Path, limit: int) -> bytes | None:
-        try:  # O_NONBLOCK: a FIFO planted in the cache must not hang us
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-                return None
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                return fh.read(limit + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-
     # ---- writing: best effort, a cache that cannot be written is simply not used ----
 
     def store(self, text: str, start: str, tree: Tree) -> None:
@@ -99,19 +76,7 @@ class ParseCache:
             data = json.dumps([start, _encode(tree)], separators=(",", ":"), ensure_ascii=False)
         except (RecursionError, ValueError, TypeError):
             return
-        path = self.path(text, start)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # temp file and rename: a reader never sees half an entry. No fsync: a cache entry
-            # lost in a power cut is only a parse more.
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except OSError:
-            self.writable = False  # read-only or full: stop trying for this process
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        self.write(self.path_of(text, start), data)
 
 
 def _encode(node: Tree | Token) -> list:

@@ -179,23 +179,31 @@ def reading_cache() -> Iterator[None]:
 
 
 def _clone(value: Any) -> Any:
-    """A copy of loaded YAML data that keeps every location."""
-    if isinstance(value, LocDict):
-        out = LocDict()
+    """A copy of loaded YAML data that keeps every location.
+
+    Validation clones every data file once per build (hundreds of thousands of values), so
+    this avoids a call per scalar and the containers' Python-level __init__."""
+    cls = type(value)
+    if cls is LocDict:
+        out = dict.__new__(LocDict)
         for k, v in value.items():
-            out[k] = _clone(v)
+            out[k] = _clone(v) if type(v) in _CONTAINERS else v
         out.file, out.loc = value.file, value.loc
-        out.key_locs, out.value_locs = dict(value.key_locs), dict(value.value_locs)
+        out.key_locs, out.value_locs = value.key_locs.copy(), value.value_locs.copy()
         return out
-    if isinstance(value, LocList):
-        out_list = LocList(_clone(v) for v in value)
-        out_list.file, out_list.loc, out_list.item_locs = value.file, value.loc, list(value.item_locs)
+    if cls is LocList:
+        out_list = list.__new__(LocList)
+        out_list.extend([_clone(v) if type(v) in _CONTAINERS else v for v in value])
+        out_list.file, out_list.loc, out_list.item_locs = value.file, value.loc, value.item_locs.copy()
         return out_list
     if isinstance(value, dict):
         return {k: _clone(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_clone(v) for v in value]
     return value
+
+
+_CONTAINERS = frozenset({LocDict, LocList, dict, list})  # the types _clone copies (scalars are shared)
 
 
 def included(when: dict[str, list], combo: Combo) -> bool:
