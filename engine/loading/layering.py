@@ -19,7 +19,8 @@ from typing import Any
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.loading.package import Combo, Package, ordered_before, same_value
 from engine.loading.schema import check_data, check_datafile
-from engine.loading.yamlio import LocDict, LocList, load_yaml, loc_of
+from engine.loading.yamlcache import load_yaml_cached
+from engine.loading.yamlio import LocDict, LocList, loc_of
 
 # Sections whose entries are keyed by stable ids; anything else in a data file is rejected
 # by the schema before we get here.
@@ -146,7 +147,7 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
             diags.extend(found)
             return _clone(data) if data is not None else None
     local = Diagnostics()
-    data = load_yaml(path, local, display_name=display)
+    data = load_yaml_cached(path, local, display_name=display)
     if data is not None:
         if data == {}:
             local.add("S010", "this data file has no sections", Loc(display, 1, 1),

@@ -13,7 +13,8 @@ from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.loading.schema import check_manifest
-from engine.loading.yamlio import load_yaml, loc_of
+from engine.loading.yamlcache import load_yaml_cached
+from engine.loading.yamlio import loc_of
 
 MANIFEST = "ruleset.yaml"
 
@@ -112,7 +113,7 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
         diags.add("P003", f"the manifest `{MANIFEST}` is a link to a file outside the package folder",
                   Loc(display), hint="a package reads only files in its own folder; copy the file into it")
         return None
-    data = load_yaml(mpath, diags, display_name=display)
+    data = load_yaml_cached(mpath, diags, display_name=display)
     if not isinstance(data, dict):
         if data is not None or len(diags.errors) == errors:  # an empty file, or not a mapping
             diags.add("P002", "the manifest must be a mapping with at least id, name, version and players",

@@ -36,7 +36,7 @@ from yaml.events import (
 
 from engine.base.diagnostics import Diagnostics, Loc
 
-__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overridden"]
+__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overridden", "read_source"]
 
 # The C loader is ~10x faster; both produce identical, character-based marks.
 _LOADER = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
@@ -136,11 +136,22 @@ def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = M
     `(loc.line + k - 1, loc.col + c - 1)` in the file.
     """
     file = display_name if display_name is not None else str(path)
+    source = read_source(path, diags, file)
+    if source is None:
+        return None
+    return load_yaml_text(source, file, diags, max_bytes=max_bytes, max_depth=max_depth, max_nodes=max_nodes)
+
+
+def read_source(path: str | os.PathLike, diags: Diagnostics, file: str,
+                max_bytes: int = MAX_FILE_BYTES) -> str | bytes | None:
+    """The content of a YAML file as `load_yaml` reads it: the bytes on disk (at most one more
+    than `max_bytes`), or the editor's text that overrides them (`overridden`); None after a
+    diagnostic (Y009) when the file cannot be read."""
     overrides = _OVERRIDES.get()
     if overrides:
         text = overrides.get(os.path.realpath(path))
         if text is not None:
-            return load_yaml_text(text, file, diags, max_bytes=max_bytes, max_depth=max_depth, max_nodes=max_nodes)
+            return text
     try:
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode):
@@ -149,21 +160,16 @@ def load_yaml(path: str | os.PathLike, diags: Diagnostics, *, max_bytes: int = M
             diags.add("Y009", "cannot read file: not a regular file", Loc(file))
             return None
         with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)  # never read more than we would accept
+            return fh.read(max_bytes + 1)  # never read more than we would accept
     except FileNotFoundError:
         diags.add("Y009", "cannot read file: it does not exist", Loc(file))
-        return None
     except IsADirectoryError:
         diags.add("Y009", "cannot read file: it is a directory", Loc(file))
-        return None
     except PermissionError:
         diags.add("Y009", "cannot read file: permission denied", Loc(file))
-        return None
     except (OSError, ValueError, TypeError) as exc:
         diags.add("Y009", f"cannot read file: {getattr(exc, 'strerror', None) or exc}", Loc(file))
-        return None
-    return load_yaml_text(data, file, diags, max_bytes=max_bytes, max_depth=max_depth,
-                          max_nodes=max_nodes)
+    return None
 
 
 def load_yaml_text(text: str | bytes, file: str, diags: Diagnostics, **limits: int) -> Any:
