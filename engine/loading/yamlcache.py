@@ -35,6 +35,13 @@ _BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks other than \n: such 
 # How much of a text must be found where it is written: up to the first space, or quote or
 # backslash (which a quoted text may write as an escape).
 _START = re.compile(r" *[^\s'\"\\]{0,24}")
+# Plain scalars YAML 1.1 reads as something other than text (a superset: a text that merely looks
+# like one is refused, which costs only the cache of that file).
+_NOT_TEXT = re.compile(r"[-+]?(\.?[0-9][0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?|\.[0-9_]+([eE][-+]?[0-9]+)?"
+                       r"|0[xob][0-9a-fA-F_]+|[0-9][0-9_]*(:[0-9_.]+)+|\.?(inf|Inf|INF|nan|NaN|NAN))"
+                       r"|~|null|Null|NULL|none|yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|")
+_NULLS = ("~", "null", "Null", "NULL", "none")
+_EMPTY_END = frozenset(("", " ", "\t", "\n", ",", "}", "]", "#"))
 _BOOL_START = frozenset("tTfFyYnNoO")
 _FLOAT_START = frozenset("+-.0123456789")
 
@@ -181,21 +188,28 @@ class _Decoder:
         self.pos = at
         return Loc(self.file, line, col), at
 
-    def written(self, value: Any, at: int) -> None:
-        """A scalar must be written at its location: a whole number as it reads, a text by its
-        start (see `_START`: quoted and block texts fold and escape); an alias has its `*`
-        there. An entry that disagrees is refused, at worst costing a read."""
+    def written(self, value: Any, at: int, key: bool = False) -> None:
+        """A scalar must be written at its location, as what it is: a whole number as it reads,
+        a text by its start (see `_START`: quoted and block texts fold and escape), a plain
+        text not in a form YAML reads as a number, truth value or nothing (unless a key: `on:`),
+        nothing as `~`, `null`, `none` or nothing at all; a number or truth value not in quotes.
+        An alias has its `*` there. An entry that disagrees is refused, at worst costing a read."""
         text = self.text
         if text.startswith("*", at):
             return
         t = type(value)
+        quoted = text[at - 1:at] in ("'", '"') if at else False
         if t is str:
-            if not text.startswith(_START.match(value).group(), at):
-                raise _Bad
+            ok = text.startswith(_START.match(value).group(), at) and (quoted or key or not _NOT_TEXT.fullmatch(value))
+        elif value is None:
+            ok = text.startswith(_NULLS, at) or text[at:at + 1] in _EMPTY_END
+        elif quoted:
+            ok = False
         elif t is int:
-            if not text.startswith(str(value), at):
-                raise _Bad
-        elif (t is bool and text[at:at + 1] not in _BOOL_START) or (t is float and text[at:at + 1] not in _FLOAT_START):
+            ok = text.startswith(str(value), at)
+        else:
+            ok = text[at:at + 1] in (_BOOL_START if t is bool else _FLOAT_START)
+        if not ok:
             raise _Bad
 
     def node(self, item: object) -> Any:
@@ -223,7 +237,7 @@ class _Decoder:
                 if type(key) not in (str, int) or key in out:
                     raise _Bad
                 key_locs[key], at = self.loc(kline, kcol)
-                self.written(key, at + 1 if self.text[at] in "'\"" else at)  # a key's location is its quote
+                self.written(key, at + 1 if self.text[at] in "'\"" else at, key=True)  # a key's location is its quote
                 out[key] = self.node(child)
                 value_locs[key] = self._last
             out.file, out.loc, out.key_locs, out.value_locs = self.file, loc, key_locs, value_locs
