@@ -48,8 +48,9 @@ class ParseCache(diskcache.DiskCache):
         self.salt = hashlib.sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
         self.patterns = {name: re.compile(pattern) for name, pattern in terminals}
         self.rules = frozenset(rules)
+        self.matched: set[tuple[str, str]] = set()  # (terminal, text) pairs already matched: most repeat
 
-    def path_of(self, text: str, start: str) -> Path:
+    def path_of(self, text: str, start: str) -> str:
         return self.path(f"{self.salt}\0{start}\0{text}")
 
     # ---- reading: anything unexpected means "not cached" ----
@@ -62,7 +63,7 @@ class ParseCache(diskcache.DiskCache):
             doc = json.loads(raw)
             if type(doc) is not list or len(doc) != 2 or doc[0] != start:
                 raise _Bad
-            tree = _Decoder(text, self.patterns, self.rules).node(doc[1])
+            tree = _Decoder(text, self.patterns, self.rules, self.matched).node(doc[1])
         except (_Bad, ValueError, TypeError, RecursionError, MemoryError):
             return None
         return tree if isinstance(tree, Tree) else None
@@ -88,10 +89,12 @@ def _encode(node: Tree | Token) -> list:
 class _Decoder:
     """Rebuild a tree from its JSON form, checking it against the grammar and the text."""
 
-    def __init__(self, text: str, patterns: dict[str, re.Pattern], rules: frozenset[str]) -> None:
+    def __init__(self, text: str, patterns: dict[str, re.Pattern], rules: frozenset[str],
+                 matched: set[tuple[str, str]]) -> None:
         self.text = text
         self.patterns = patterns
         self.rules = rules
+        self.matched = matched
         starts = [0]
         for m in re.finditer("\n", text):
             starts.append(m.end())
@@ -113,8 +116,12 @@ class _Decoder:
     def token(self, kind: object, value: object, line: object, col: object) -> Token:
         if type(kind) is not str or type(value) is not str or type(line) is not int or type(col) is not int:
             raise _Bad
-        pattern = self.patterns.get(kind)
-        if pattern is None or pattern.fullmatch(value) is None or not 1 <= line <= len(self.line_starts) or col < 1:
+        if (kind, value) not in self.matched:
+            pattern = self.patterns.get(kind)
+            if pattern is None or pattern.fullmatch(value) is None:
+                raise _Bad
+            self.matched.add((kind, value))
+        if not 1 <= line <= len(self.line_starts) or col < 1:
             raise _Bad
         at = self.line_starts[line - 1] + col - 1
         if at < self.pos or not self.text.startswith(value, at):

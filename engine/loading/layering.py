@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.loading.package import Combo, Package, ordered_before, same_value
+from engine.loading.package import Combo, Package, ordered_before, package_cache, same_value
 from engine.loading.schema import check_data, check_datafile
 from engine.loading.yamlcache import load_yaml_cached
 from engine.loading.yamlio import LocDict, LocList, loc_of
@@ -170,11 +170,12 @@ _CACHE: ContextVar[dict | None] = ContextVar("daimyo_reading_cache", default=Non
 
 @contextmanager
 def reading_cache() -> Iterator[None]:
-    """Within this block, each data file is read and schema-checked once (validation builds
-    the same files for several option values and combos)."""
+    """Within this block, each data file and manifest is read and schema-checked once
+    (validation builds the same files for several option values and combos)."""
     token = _CACHE.set({})
     try:
-        yield
+        with package_cache():
+            yield
     finally:
         _CACHE.reset(token)
 

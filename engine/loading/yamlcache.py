@@ -70,7 +70,7 @@ class YamlCache(diskcache.DiskCache):
         super().__init__(folder)
         self.salt = salt.encode()
 
-    def path_of(self, data: bytes) -> Path:
+    def path_of(self, data: bytes) -> str:
         return self.path(self.salt + b"\0" + data)
 
     def load(self, data: bytes, text: str, file: str) -> Any:
