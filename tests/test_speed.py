@@ -221,9 +221,10 @@ def test_every_command_is_listed_with_its_help_whichever_runs():
     light = build_parser(["validate", "rulesets/shogun"])
     assert listed(light) == {name: full[name] for name in COMMANDS}
     assert light.format_usage() == build_parser().format_usage()
-    sub = next(a for a in light._actions if isinstance(a, argparse._SubParsersAction))
-    assert sub.choices["validate"].format_help() == next(
-        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["validate"].format_help()
+    def command(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+
+    assert command(light, "validate").format_help() == command(build_parser(), "validate").format_help()
 
 
 # ---- the located-YAML cache (engine/loading/yamlcache.py) ----
@@ -307,8 +308,8 @@ def test_a_cached_file_takes_the_name_it_is_read_under(ycache, tmp_path):
 def test_a_file_with_problems_is_not_kept_and_its_errors_stay_located(ycache, tmp_path):
     path = tmp_path / "rules.yaml"
     path.write_text("steps:\n  a: 1\n  a: 2\n", encoding="utf-8")
-    first, d1 = ycache(path)
-    again, d2 = ycache(path)
+    _, d1 = ycache(path)
+    _, d2 = ycache(path)
     assert [d.render() for d in d1] == [d.render() for d in d2] and d1.items[0].code == "Y002"
     assert str(d2.items[0].loc) == "pkg/rules.yaml:3:3"
     assert not list((tmp_path / "cache").rglob("*.json"))
@@ -392,3 +393,14 @@ def test_a_fifo_or_folder_in_place_of_a_yaml_entry_does_not_hang_or_crash(ycache
         entry.unlink()
     entry.mkdir()
     _same_reading(fresh, ycache(path)[0])
+
+
+def test_a_second_validation_reads_every_file_from_the_cache(tmp_path):
+    """After one run has filled the cache, no YAML is parsed: PyYAML is not even imported."""
+    code = ("import sys; from engine.model.validate import validate_targets; "
+            "d, _ = validate_targets(['rulesets/shogun', 'rulesets/samurai-swords']); "
+            "print(len(d.errors), 'yaml' in sys.modules)")
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    first, again = _python(code, env=env), _python(code, env=env)
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    assert first.stdout.split() == ["0", "True"] and again.stdout.split() == ["0", "False"]
