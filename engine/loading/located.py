@@ -44,6 +44,9 @@ class LocList(list):
         self.item_locs: list[Loc] = []
 
 
+_NOWHERE = Loc()  # what loc_of gives for an unknown place (a Loc is immutable: one serves all)
+
+
 def loc_of(container: Any, key_or_index: Any, *, key: bool = False) -> Loc:
     """Where `container[key_or_index]` is written (its key with `key=True`); `Loc()` if unknown.
 
@@ -51,9 +54,9 @@ def loc_of(container: Any, key_or_index: Any, *, key: bool = False) -> Loc:
     """
     try:
         if isinstance(container, LocDict):
-            return (container.key_locs if key else container.value_locs).get(key_or_index, Loc())
+            return (container.key_locs if key else container.value_locs).get(key_or_index, _NOWHERE)
         if isinstance(container, LocList) and not key:
             return container.item_locs[key_or_index]
     except (TypeError, IndexError):
         pass
-    return Loc()
+    return _NOWHERE
