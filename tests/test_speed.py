@@ -2,8 +2,11 @@
 
 - parsed rule texts cached on disk by content hash, and a damaged or hostile cache entry is
   ignored and rewritten, never trusted into a crash or a wrong rule;
+- the located YAML of each file cached on disk by content hash: read back exactly (values, types,
+  file:line:col), and a damaged or hostile entry ignored and rewritten;
 - the map's connectivity found without networkx, exactly as networkx finds it;
-- `daimyo validate` run as a command ends without teardown yet prints everything.
+- `daimyo validate` imports only its own command (not the others, the agents or the tools) and,
+  run as a command, ends without teardown yet prints everything.
 """
 from __future__ import annotations
 
