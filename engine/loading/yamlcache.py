@@ -1,19 +1,20 @@
 """Located YAML kept on disk, keyed by a hash of the file's bytes.
 
-Reading the YAML of a ruleset with every position is about a sixth of a cold `daimyo validate`;
+Reading the YAML of a ruleset with every position was about a sixth of a cold `daimyo validate`;
 reading the same values back from JSON costs a fraction of that. An entry is written only for
 a file that loaded without any diagnostic, in the cache folder `yaml-N` beside the parse cache
 (engine/base/diskcache.py; `DAIMYO_NO_CACHE=1` turns it off). Its key hashes the file's bytes,
-this format, and the source of the code that gives the values (engine/loading/yamlio.py and
-PyYAML's version), so an edited file or reader never meets an old entry. The file name is not
-in the entry: locations get the name the file is read under.
+this format, and the source of the code that gives the values (engine/loading/yamlio.py,
+yamlbuild.py, located.py, this module, and PyYAML's version), so an edited file or reader never
+meets an old entry. The file name is not in the entry: locations get the name the file is read
+under.
 
 An entry is never trusted: it is JSON (reading runs no code) of the expected shape, every value
 a JSON scalar or a located mapping or list, every location inside the text and in text order,
-and every text or whole number found where it is said to be written (a quoted or block text:
-its first word; an alias: its `*`). Anything else is ignored and the file read again, so a
-damaged or planted entry costs a read, never a crash. Files whose mappings or lists are shared
-through aliases are not kept (a copy would not be shared).
+and every scalar written where it says and as what it is (`_Decoder.written`). Anything else is
+ignored and the file read again, so a damaged or planted entry costs a read, never a crash.
+Files whose mappings or lists are shared through aliases are not kept (a copy would not be
+shared).
 """
 from __future__ import annotations
 
@@ -51,11 +52,14 @@ class _Bad(Exception):
 
 
 def _salt() -> str | None:
-    """What the located values depend on besides the file: this format, our reader, PyYAML."""
+    """What the located values depend on besides the file: this format, our reader (its source,
+    so that an edited reader never meets old entries), PyYAML's version."""
     h = hashlib.sha256(f"{FORMAT}\0".encode())
     try:
         spec = importlib.util.find_spec("yaml")
-        sources = [Path(__file__).with_name("yamlio.py"), Path(spec.origin if spec and spec.origin else "")]
+        here = Path(__file__)
+        sources = [*(here.with_name(name) for name in ("yamlio.py", "yamlbuild.py", "located.py", here.name)),
+                   Path(spec.origin if spec and spec.origin else "")]
         for source in sources:
             h.update(source.read_bytes())
     except (OSError, ValueError, ImportError):
