@@ -11,20 +11,20 @@ JSON of the expected shape, every node a rule of the grammar, every token of a t
 grammar whose pattern it matches, found at its stated line and column of the text, in text order.
 Anything else is ignored (and rewritten by the next parse). JSON, not pickle: loading a file
 never runs code. The compiler also re-parses a text whenever a cached tree does not compile
-cleanly (dsl/compiler.py), so an entry can at worst cost a parse, never a crash.
+cleanly (dsl/compiler.py), so an entry can at worst cost a parse, never a crash. Reading and
+writing the files is engine/base/diskcache.py, shared with the located-YAML cache.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from lark import Token, Tree
+
+from engine.base import diskcache
 
 FORMAT = 1
 MAX_ENTRY = 64  # bytes of JSON per character of text (plus a fixed allowance), above which an entry is refused
@@ -36,59 +36,37 @@ class _Bad(Exception):
 
 def cache_folder() -> Path | None:
     """Where parsed texts are kept, or None when caching is off."""
-    if os.environ.get("DAIMYO_NO_CACHE", "").strip() not in ("", "0"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"  # XDG: relative is ignored
-    return root / "daimyo" / f"parse-{FORMAT}"
+    return diskcache.cache_folder(f"parse-{FORMAT}")
 
 
-class ParseCache:
+class ParseCache(diskcache.DiskCache):
     """Load and store parse trees of one grammar in `folder`."""
 
     def __init__(self, folder: Path, grammar: str, version: str, terminals: Iterable[tuple[str, str]],
                  rules: Iterable[str]) -> None:
-        self.folder = folder
+        super().__init__(folder)
         self.salt = hashlib.sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
         self.patterns = {name: re.compile(pattern) for name, pattern in terminals}
         self.rules = frozenset(rules)
-        self.writable = True
+        self.matched: set[tuple[str, str]] = set()  # (terminal, text) pairs already matched: most repeat
 
-    def path(self, text: str, start: str) -> Path:
-        digest = hashlib.sha256(f"{self.salt}\0{start}\0{text}".encode()).hexdigest()
-        return self.folder / digest[:2] / f"{digest[2:]}.json"
+    def path_of(self, text: str, start: str) -> str:
+        return self.path(f"{self.salt}\0{start}\0{text}")
 
     # ---- reading: anything unexpected means "not cached" ----
 
     def load(self, text: str, start: str) -> Tree | None:
-        raw = self._read(self.path(text, start), MAX_ENTRY * len(text) + 4096)
+        raw = self.read(self.path_of(text, start), MAX_ENTRY * len(text) + 4096)
         if raw is None:
             return None
         try:
             doc = json.loads(raw)
             if type(doc) is not list or len(doc) != 2 or doc[0] != start:
                 raise _Bad
-            tree = _Decoder(text, self.patterns, self.rules).node(doc[1])
+            tree = _Decoder(text, self.patterns, self.rules, self.matched).node(doc[1])
         except (_Bad, ValueError, TypeError, RecursionError, MemoryError):
             return None
         return tree if isinstance(tree, Tree) else None
-
-    @staticmethod
-    def _read(path: Path, limit: int) -> bytes | None:
-        try:  # O_NONBLOCK: a FIFO planted in the cache must not hang us
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-                return None
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                return fh.read(limit + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
 
     # ---- writing: best effort, a cache that cannot be written is simply not used ----
 
@@ -99,19 +77,7 @@ class ParseCache:
             data = json.dumps([start, _encode(tree)], separators=(",", ":"), ensure_ascii=False)
         except (RecursionError, ValueError, TypeError):
             return
-        path = self.path(text, start)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # temp file and rename: a reader never sees half an entry. No fsync: a cache entry
-            # lost in a power cut is only a parse more.
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except OSError:
-            self.writable = False  # read-only or full: stop trying for this process
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        self.write(self.path_of(text, start), data)
 
 
 def _encode(node: Tree | Token) -> list:
@@ -123,10 +89,12 @@ def _encode(node: Tree | Token) -> list:
 class _Decoder:
     """Rebuild a tree from its JSON form, checking it against the grammar and the text."""
 
-    def __init__(self, text: str, patterns: dict[str, re.Pattern], rules: frozenset[str]) -> None:
+    def __init__(self, text: str, patterns: dict[str, re.Pattern], rules: frozenset[str],
+                 matched: set[tuple[str, str]]) -> None:
         self.text = text
         self.patterns = patterns
         self.rules = rules
+        self.matched = matched
         starts = [0]
         for m in re.finditer("\n", text):
             starts.append(m.end())
@@ -148,8 +116,12 @@ class _Decoder:
     def token(self, kind: object, value: object, line: object, col: object) -> Token:
         if type(kind) is not str or type(value) is not str or type(line) is not int or type(col) is not int:
             raise _Bad
-        pattern = self.patterns.get(kind)
-        if pattern is None or pattern.fullmatch(value) is None or not 1 <= line <= len(self.line_starts) or col < 1:
+        if (kind, value) not in self.matched:
+            pattern = self.patterns.get(kind)
+            if pattern is None or pattern.fullmatch(value) is None:
+                raise _Bad
+            self.matched.add((kind, value))
+        if not 1 <= line <= len(self.line_starts) or col < 1:
             raise _Bad
         at = self.line_starts[line - 1] + col - 1
         if at < self.pos or not self.text.startswith(value, at):

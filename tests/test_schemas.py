@@ -97,6 +97,7 @@ def _both(kind: str, data: Any) -> tuple[list, list]:
     from engine.loading.schema import _validator, schema
     ours = sorted({tuple(map(str, e.absolute_path)) for e in _validator(kind).iter_errors(data)})
     theirs = sorted({tuple(map(str, e.absolute_path)) for e in Draft202012Validator(schema(kind)).iter_errors(data)})
+    assert _validator(kind).is_valid(data) == (not ours)  # the fast verdict check_data asks first
     return ours, theirs
 
 

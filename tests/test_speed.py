@@ -2,8 +2,11 @@
 
 - parsed rule texts cached on disk by content hash, and a damaged or hostile cache entry is
   ignored and rewritten, never trusted into a crash or a wrong rule;
+- the located YAML of each file cached on disk by content hash: read back exactly (values, types,
+  file:line:col), and a damaged or hostile entry ignored and rewritten;
 - the map's connectivity found without networkx, exactly as networkx finds it;
-- `daimyo validate` run as a command ends without teardown yet prints everything.
+- `daimyo validate` imports only its own command (not the others, the agents or the tools) and,
+  run as a command, ends without teardown yet prints everything.
 """
 from __future__ import annotations
 
@@ -192,3 +195,215 @@ def test_validate_as_a_command_exits_fast_and_prints_everything(tmp_path):
     assert out.returncode == 1
     found = json.loads(out.stdout)  # the whole JSON document made it out before the fast exit
     assert found and all(d["code"] for d in found)
+
+
+def test_validate_imports_only_its_own_command():
+    """The front door imports the command that runs, not the others, the agents or the tools."""
+    code = ("import sys; from engine.cli import main; code = main(['validate', 'tests/rulesets/race']); "
+            "others = [m for m in sys.modules if m.startswith(('engine.cli.', 'engine.agents', 'engine.run', "
+            "'tools', 'importlib.metadata', 'asyncio'))]; print(code, sorted(others))")
+    out = _python(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "0 ['engine.cli.validate']"
+
+
+def test_every_command_is_listed_with_its_help_whichever_runs():
+    """`daimyo --help` lists each command with the help line its own parser declares, and the
+    light parser built for one command lists the same."""
+    import argparse
+
+    from engine.cli import COMMANDS, build_parser
+
+    def listed(parser: argparse.ArgumentParser) -> dict[str, str | None]:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return {a.dest: a.help for a in action._choices_actions}
+
+    full = listed(build_parser())
+    assert {name: full[name] for name in COMMANDS} == COMMANDS
+    assert {"bench", "simulate", "report", "map", "docs", "tournament"} <= set(full)  # the tools, by entry point
+    light = build_parser(["validate", "rulesets/shogun"])
+    assert listed(light) == {name: full[name] for name in COMMANDS}
+    assert light.format_usage() == build_parser().format_usage()
+    def command(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+
+    assert command(light, "validate").format_help() == command(build_parser(), "validate").format_help()
+
+
+# ---- the located-YAML cache (engine/loading/yamlcache.py) ----
+
+YAML_TEXT = """\
+steps:
+  take_turn:
+    notes: 'a quoted text'
+    count: 3
+    do: |
+      say("hello")
+flow:
+  - step: take_turn
+  - {step: take_turn, times: 2}
+"""
+
+
+def _same_reading(a, b) -> None:
+    """Equal values of the same types, with every location equal (file:line:col)."""
+    from engine.loading.yamlio import LocDict, LocList
+
+    assert type(a) is type(b)
+    if isinstance(a, (LocDict, LocList)):
+        assert (a.file, a.loc) == (b.file, b.loc)
+    if isinstance(a, LocDict):
+        assert list(a) == list(b) and a.key_locs == b.key_locs and a.value_locs == b.value_locs
+        for k in a:
+            _same_reading(a[k], b[k])
+    elif isinstance(a, LocList):
+        assert len(a) == len(b) and a.item_locs == b.item_locs
+        for x, y in zip(a, b, strict=True):
+            _same_reading(x, y)
+    else:
+        assert a == b
+
+
+@pytest.fixture
+def ycache(tmp_path, monkeypatch):
+    """A fresh YAML cache in a temporary folder; returns a reader as a new process reads."""
+    from engine.loading import yamlcache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("DAIMYO_NO_CACHE", raising=False)
+    monkeypatch.setattr(yamlcache, "_CACHE", [])
+
+    def read(path: Path, name: str = "pkg/rules.yaml"):
+        yamlcache._CACHE.clear()  # a new process
+        diags = Diagnostics()
+        return yamlcache.load_yaml_cached(path, diags, display_name=name), diags
+
+    return read
+
+
+def _entry(tmp_path: Path) -> Path:
+    (path,) = (tmp_path / "cache" / "daimyo").rglob("*.json")
+    return path
+
+
+def test_every_bundled_file_reads_back_from_the_cache_exactly(ycache, tmp_path):
+    from engine.loading.yamlio import load_yaml
+
+    files = sorted((ROOT / "rulesets").rglob("*.yaml"))
+    for path in files:
+        fresh = load_yaml(path, Diagnostics(), display_name=str(path))
+        first, d1 = ycache(path, str(path))
+        again, d2 = ycache(path, str(path))
+        assert not d1.items and not d2.items
+        _same_reading(fresh, first)
+        _same_reading(fresh, again)
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == len({p.read_bytes() for p in files})
+
+
+def test_a_cached_file_takes_the_name_it_is_read_under(ycache, tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text(YAML_TEXT, encoding="utf-8")
+    ycache(path, "a/rules.yaml")
+    value, _ = ycache(path, "b/rules.yaml")
+    assert value.file == "b/rules.yaml" and str(value["steps"]["take_turn"].value_locs["count"]) == "b/rules.yaml:4:12"
+
+
+def test_a_file_with_problems_is_not_kept_and_its_errors_stay_located(ycache, tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text("steps:\n  a: 1\n  a: 2\n", encoding="utf-8")
+    _, d1 = ycache(path)
+    _, d2 = ycache(path)
+    assert [d.render() for d in d1] == [d.render() for d in d2] and d1.items[0].code == "Y002"
+    assert str(d2.items[0].loc) == "pkg/rules.yaml:3:3"
+    assert not list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_no_yaml_cache_when_caching_is_off(ycache, tmp_path, monkeypatch):
+    monkeypatch.setenv("DAIMYO_NO_CACHE", "1")
+    path = tmp_path / "rules.yaml"
+    path.write_text(YAML_TEXT, encoding="utf-8")
+    ycache(path)
+    ycache(path)
+    assert not (tmp_path / "cache").exists()
+
+
+def _hostile_yaml_entries(good: list) -> dict[str, bytes]:
+    """Entries a crash or an attacker could leave under the right name."""
+    def edited(change) -> bytes:
+        doc = json.loads(json.dumps(good))
+        change(doc[1])
+        return json.dumps(doc).encode()
+
+    def steps(root):  # [key line, key col, "steps", node] of the first pair
+        return root[3][0]
+
+    def turn(root):
+        return steps(root)[3][3][0][3]  # the mapping of take_turn
+
+    def set_count(root, value):
+        turn(root)[3][1][3][2] = value
+
+    return {
+        "garbage": b"\x00\xff not json",
+        "truncated": json.dumps(good).encode()[:-5],
+        "wrong format": json.dumps([99, good[1]]).encode(),
+        "not a node": edited(lambda r: r.__setitem__(3, {"a": 1})),
+        "unknown kind": edited(lambda r: r.__setitem__(0, "x")),
+        "object value": edited(lambda r: set_count(r, {"a": 1})),
+        "changed number": edited(lambda r: set_count(r, 4)),
+        "number as text": edited(lambda r: set_count(r, "3")),
+        "changed text": edited(lambda r: turn(r)[3][0][3].__setitem__(2, "another text")),
+        "changed key": edited(lambda r: turn(r)[3][1].__setitem__(2, "amount")),
+        "shifted line": edited(lambda r: turn(r)[3][1][3].__setitem__(0, 5)),
+        "past the line": edited(lambda r: turn(r)[3][1][3].__setitem__(1, 40)),
+        "past the text": edited(lambda r: turn(r)[3][1][3].__setitem__(0, 400)),
+        "out of order": edited(lambda r: turn(r)[3].reverse()),
+        "duplicate key": edited(lambda r: turn(r)[3].append(turn(r)[3][1])),
+        "bool line": edited(lambda r: turn(r)[3][1][3].__setitem__(0, True)),
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+        "huge": b" " * 10_000_000,
+    }
+
+
+@pytest.mark.parametrize("kind", ["garbage", "truncated", "wrong format", "not a node", "unknown kind", "object value",
+                                  "changed number", "number as text", "changed text", "changed key", "shifted line",
+                                  "past the line", "past the text", "out of order", "duplicate key", "bool line",
+                                  "deep", "huge"])
+def test_a_damaged_or_hostile_yaml_entry_is_ignored_and_rewritten(ycache, tmp_path, kind):
+    from engine.loading.yamlio import load_yaml
+
+    path = tmp_path / "rules.yaml"
+    path.write_text(YAML_TEXT, encoding="utf-8")
+    ycache(path)
+    entry = _entry(tmp_path)
+    good = json.loads(entry.read_text(encoding="utf-8"))
+    entry.write_bytes(_hostile_yaml_entries(good)[kind])
+    value, diags = ycache(path)
+    assert not diags.items
+    _same_reading(load_yaml(path, Diagnostics(), display_name="pkg/rules.yaml"), value)  # a fresh reading
+    assert json.loads(entry.read_text(encoding="utf-8")) == good  # and the entry is whole again
+
+
+def test_a_fifo_or_folder_in_place_of_a_yaml_entry_does_not_hang_or_crash(ycache, tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text(YAML_TEXT, encoding="utf-8")
+    fresh, _ = ycache(path)
+    entry = _entry(tmp_path)
+    entry.unlink()
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(entry)
+        _same_reading(fresh, ycache(path)[0])
+        entry.unlink()
+    entry.mkdir()
+    _same_reading(fresh, ycache(path)[0])
+
+
+def test_a_second_validation_reads_every_file_from_the_cache(tmp_path):
+    """After one run has filled the cache, no YAML is parsed: PyYAML is not even imported."""
+    code = ("import sys; from engine.model.validate import validate_targets; "
+            "d, _ = validate_targets(['rulesets/shogun', 'rulesets/samurai-swords']); "
+            "print(len(d.errors), 'yaml' in sys.modules)")
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    first, again = _python(code, env=env), _python(code, env=env)
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    assert first.stdout.split() == ["0", "True"] and again.stdout.split() == ["0", "False"]

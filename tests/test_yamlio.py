@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.base.diagnostics import Diagnostics, Loc
-from engine.loading import yamlio
+from engine.loading import yamlbuild
 from engine.loading.yamlio import LocDict, LocList, load_yaml, load_yaml_text, loc_of
 
 BACKENDS = [pytest.param(yaml.SafeLoader, id="pure")]
@@ -22,7 +22,7 @@ if getattr(yaml, "CSafeLoader", None):
 @pytest.fixture(params=BACKENDS)
 def backend(request, monkeypatch):
     """Run a test with each available parser (locations must not depend on it)."""
-    monkeypatch.setattr(yamlio, "_LOADER", request.param)
+    monkeypatch.setattr(yamlbuild, "_LOADER", request.param)
     return request.param
 
 
@@ -406,7 +406,7 @@ def test_mutated_documents_never_raise(edits):
     if not diags.items:
         # Whatever we accept cleanly, PyYAML reads the same way (when it accepts it at all).
         try:
-            expected = yaml.load(text, Loader=yamlio._LOADER)
+            expected = yaml.load(text, Loader=yamlbuild._LOADER)
         except yaml.YAMLError:
             return  # e.g. a re-defined anchor: legal YAML that PyYAML refuses
         if "datetime" not in repr(expected):

@@ -191,6 +191,7 @@ def run_bench(args: argparse.Namespace) -> int:
                   f"{cold['wall_s']} s wall, {cold['cpu_s']} s CPU; with an empty cache "
                   f"{cold['first_wall_s']} s wall, {cold['first_cpu_s']} s CPU")
         if args.validate_only:
+            results["load_average_after"] = load_average()
             if as_json:
                 print(json.dumps(results, indent=2))
             return 0

@@ -20,6 +20,7 @@ from typing import Any
 from engine.base.console import EPILOG, add_format_option, parse_options, print_json, report
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.base.text import safe_text
+from engine.cli import help_of
 from engine.loading.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included
 from engine.loading.package import Combo, resolve_combo
 from engine.model import Model, build_combo
@@ -390,7 +391,7 @@ class _Emitter:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    d = sub.add_parser("describe", help="what a ruleset combo amounts to", epilog=EPILOG,
+    d = sub.add_parser("describe", help=help_of("describe"), epilog=EPILOG,
                        description="Summarize a combo: packages, options, flow outline; --resolved prints every "
                        "resolved entry with the file and line that set it.")
     d.add_argument("combo", metavar="COMBO")

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from engine.base.console import EPILOG
+from engine.cli import help_of
 from engine.cli.lspkit.analysis import Analysis, analyse, completions, definitions, hover, package_root, word_at
 
 DEBOUNCE_SECONDS = 0.25  # while typing, validate once the text has been still this long
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("lsp", help="language server for editors (stdio): diagnostics, completion, hover, "
-                       "go to definition", epilog=EPILOG,
+    p = sub.add_parser("lsp", help=help_of("lsp"), epilog=EPILOG,
                        description="Run the daimyo language server on stdin/stdout; an editor starts it. "
                        "See docs/editor-setup.md. Needs pygls: pip install 'daimyo[lsp]' (or pip install pygls).")
     p.add_argument("--stdio", action="store_true",

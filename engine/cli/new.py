@@ -25,6 +25,7 @@ import yaml
 
 from engine.base.console import EPILOG, report, usage_error
 from engine.base.diagnostics import Diagnostics
+from engine.cli import help_of
 from engine.loading.layering import Resolved, resolve
 from engine.loading.package import Combo, resolve_combo
 from engine.model.validate import variants
@@ -34,7 +35,7 @@ BOARD_KEYS_SKIPPED = ("space_kind", "notes")  # kept from the base: the kind of 
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("new", help="write a new variant or board package that validates and has a test",
+    p = sub.add_parser("new", help=help_of("new"),
                        epilog=EPILOG, description="Write a package skeleton NAME/ extending COMBO: manifest, one "
                        "data file, one scenario test and a README saying how to run it.")
     p.add_argument("what", choices=["variant", "board"], help="variant: one patch of a constant; board: a new map")

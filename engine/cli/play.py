@@ -16,6 +16,7 @@ from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics
 from engine.base.files import output_problem, write_atomic
 from engine.base.text import safe_text
+from engine.cli import help_of
 from engine.cli.human import status_line
 from engine.model import Model, build
 from engine.run.game import Game
@@ -308,7 +309,7 @@ def print_table(game: Game, names: dict[str, str], out: TextIO) -> None:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    pl = sub.add_parser("play", help="play a game (bots, hot-seat or both)", epilog=EPILOG,
+    pl = sub.add_parser("play", help=help_of("play"), epilog=EPILOG,
                         description="Play COMBO. Seats are bots unless --seats names human ones. Prints a readable "
                         "account of the game and the final table.")
     pl.add_argument("combo", metavar="COMBO", nargs="?", default=None)

@@ -8,6 +8,7 @@ from dsl.runtime import RuleError
 from engine.base.console import add_format_option, print_json
 from engine.base.diagnostics import Diagnostics
 from engine.base.text import safe_text
+from engine.cli import help_of
 from engine.model import build
 from engine.run.chance import SEEDING
 from engine.run.game import Game, IllegalMove
@@ -134,7 +135,7 @@ def replay_file(path: str, quiet: bool = False) -> tuple[bool, str]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser("replay", help="re-run a log and check every line",
+    r = sub.add_parser("replay", help=help_of("replay"),
                        description="Re-run a game log. Every decision, chance outcome and state hash must match; "
                        "an altered log stops with exit 1 at the first line that differs.")
     r.add_argument("file", metavar="FILE")

@@ -21,6 +21,7 @@ from dsl.runtime import Ctx, RuleError
 from engine.base.console import add_format_option, print_json, usage_error
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
 from engine.base.text import safe_text
+from engine.cli import help_of
 from engine.loading.schema import check_scenario
 from engine.loading.yamlio import load_yaml, loc_of
 from engine.model import Model, build
@@ -396,7 +397,7 @@ def run_paths(paths: list[str]) -> list[Outcome]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("scenario", help="run rule scenarios (see docs/scenarios.md)",
+    s = sub.add_parser("scenario", help=help_of("scenario"),
                        description="Run scenario files or folders of them. Exit 1 if any fails.")
     s.add_argument("paths", nargs="+", metavar="FILE")
     s.add_argument("--verbose", "-v", action="store_true", help="print each scenario's account")

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from engine.base.console import EPILOG, parse_options
+from engine.cli import help_of
 
 INSTALL_HINT = "daimyo serve needs starlette, uvicorn and websockets: pip install 'daimyo[web]'"
 
@@ -45,7 +46,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="play in the browser: a local web server with a lobby and live boards",
+    p = sub.add_parser("serve", help=help_of("serve"),
                        epilog=EPILOG, description="Start a web server (127.0.0.1 unless --host). With COMBO, "
                        "create one game at once and print a private link per person's seat, a hot-seat link "
                        "and a spectator link. Games are stored in --db and resume when the server restarts.")

@@ -5,11 +5,12 @@ import argparse
 import sys
 
 from engine.base.console import EPILOG, add_format_option, report
+from engine.cli import help_of
 from engine.model.validate import validate_targets
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    v = sub.add_parser("validate", help="check rulesets: schema, DSL, references, board graph",
+    v = sub.add_parser("validate", help=help_of("validate"),
                        description="Validate ruleset packages (ids, folders or COMBOs). An expansion is "
                        "checked together with the rulesets it extends. Exit 0 clean, 1 on errors.", epilog=EPILOG)
     v.add_argument("targets", nargs="+", metavar="PATH_OR_ID")

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
-from engine.loading.package import Combo, Package, ordered_before, same_value
+from engine.loading.package import Combo, Package, ordered_before, package_cache, same_value
 from engine.loading.schema import check_data, check_datafile
-from engine.loading.yamlio import LocDict, LocList, load_yaml, loc_of
+from engine.loading.yamlcache import load_yaml_cached
+from engine.loading.yamlio import LocDict, LocList, loc_of
 
 # Sections whose entries are keyed by stable ids; anything else in a data file is rejected
 # by the schema before we get here.
@@ -149,7 +150,7 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
             diags.extend(found)
             return _clone(data) if data is not None else None
     local = Diagnostics()
-    data = load_yaml(path, local, display_name=display)
+    data = load_yaml_cached(path, local, display_name=display)
     if data is not None:
         if data == {}:
             local.add("S010", "this data file has no sections", Loc(display, 1, 1),
@@ -172,33 +173,42 @@ _CACHE: ContextVar[dict | None] = ContextVar("daimyo_reading_cache", default=Non
 
 @contextmanager
 def reading_cache() -> Iterator[None]:
-    """Within this block, each data file is read and schema-checked once (validation builds
-    the same files for several option values and combos)."""
+    """Within this block, each data file and manifest is read and schema-checked once
+    (validation builds the same files for several option values and combos)."""
     token = _CACHE.set({})
     try:
-        yield
+        with package_cache():
+            yield
     finally:
         _CACHE.reset(token)
 
 
 def _clone(value: Any) -> Any:
-    """A copy of loaded YAML data that keeps every location."""
-    if isinstance(value, LocDict):
-        out = LocDict()
+    """A copy of loaded YAML data that keeps every location.
+
+    Validation clones every data file once per build (hundreds of thousands of values), so
+    this avoids a call per scalar and the containers' Python-level __init__."""
+    cls = type(value)
+    if cls is LocDict:
+        out = dict.__new__(LocDict)
         for k, v in value.items():
-            out[k] = _clone(v)
+            out[k] = _clone(v) if type(v) in _CONTAINERS else v
         out.file, out.loc = value.file, value.loc
-        out.key_locs, out.value_locs = dict(value.key_locs), dict(value.value_locs)
+        out.key_locs, out.value_locs = value.key_locs.copy(), value.value_locs.copy()
         return out
-    if isinstance(value, LocList):
-        out_list = LocList(_clone(v) for v in value)
-        out_list.file, out_list.loc, out_list.item_locs = value.file, value.loc, list(value.item_locs)
+    if cls is LocList:
+        out_list = list.__new__(LocList)
+        out_list.extend([_clone(v) if type(v) in _CONTAINERS else v for v in value])
+        out_list.file, out_list.loc, out_list.item_locs = value.file, value.loc, value.item_locs.copy()
         return out_list
     if isinstance(value, dict):
         return {k: _clone(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_clone(v) for v in value]
     return value
+
+
+_CONTAINERS = frozenset({LocDict, LocList, dict, list})  # the types _clone copies (scalars are shared)
 
 
 def included(when: dict[str, list], combo: Combo) -> bool:

@@ -6,6 +6,9 @@ package and expansions joined by `+`, each a bundled id or a path to a folder.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -13,7 +16,8 @@ from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.loading.schema import check_manifest
-from engine.loading.yamlio import load_yaml, loc_of
+from engine.loading.yamlcache import load_yaml_cached
+from engine.loading.yamlio import loc_of
 
 MANIFEST = "ruleset.yaml"
 
@@ -98,7 +102,39 @@ def _locate(ref: str, diags: Diagnostics) -> Path | None:
     return None
 
 
+_PACKAGES: ContextVar[dict | None] = ContextVar("daimyo_package_cache", default=None)
+
+
+@contextmanager
+def package_cache() -> Iterator[None]:
+    """Within this block, each manifest is read once (validation reads one several times, for
+    each target and combo it belongs to): later readers get the same package and diagnostics."""
+    token = _PACKAGES.set({})
+    try:
+        yield
+    finally:
+        _PACKAGES.reset(token)
+
+
 def read_package(folder: Path, diags: Diagnostics) -> Package | None:
+    """Read a manifest (once inside `package_cache()`: packages are never changed after)."""
+    cache = _PACKAGES.get()
+    if cache is None:
+        return _read_package(folder, diags)
+    try:
+        st = (folder / MANIFEST).stat()
+        key = (str(folder), st.st_mtime_ns, st.st_size, st.st_ino)
+    except (OSError, ValueError):
+        return _read_package(folder, diags)
+    if key not in cache:
+        local = Diagnostics()
+        cache[key] = (_read_package(folder, local), list(local))
+    pkg, found = cache[key]
+    diags.extend(found)
+    return pkg
+
+
+def _read_package(folder: Path, diags: Diagnostics) -> Package | None:
     """Read a manifest. Its shape is checked against schemas/manifest.schema.json elsewhere;
     here we only take what we need, defensively."""
     mpath = folder / MANIFEST
@@ -112,7 +148,7 @@ def read_package(folder: Path, diags: Diagnostics) -> Package | None:
         diags.add("P003", f"the manifest `{MANIFEST}` is a link to a file outside the package folder",
                   Loc(display), hint="a package reads only files in its own folder; copy the file into it")
         return None
-    data = load_yaml(mpath, diags, display_name=display)
+    data = load_yaml_cached(mpath, diags, display_name=display)
     if not isinstance(data, dict):
         if data is not None or len(diags.errors) == errors:  # an empty file, or not a mapping
             diags.add("P002", "the manifest must be a mapping with at least id, name, version and players",

@@ -58,6 +58,8 @@ def check_data(kind: str, data: Any, diags: Diagnostics, locate: Locator, note: 
     """Check `data` against schema `kind`; `locate(path, key)` says where the value (or key)
     at a path is written. `note` starts every message. True when there is no problem."""
     try:
+        if _validator(kind).is_valid(data):  # the common case, without building any error
+            return True
         errors = sorted(_validator(kind).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     except RecursionError:  # pragma: no cover - the YAML reader bounds nesting far below this
         diags.add("S009", f"{note}the data is nested too deeply to check", locate([], False))
