@@ -144,11 +144,10 @@ def _expected_special_rounds(model, seed: int) -> dict[str, int]:
     Turn Order": the space of the special card taken is the player's place in the turn order)."""
     import re
 
-    from engine.agents import make_agent
+    from engine.agents import seat_agent
     from engine.run.game import Game
-    from tools.simulate import agent_seed
     g = Game.new(model, 4, seed)
-    agents = {f"P{i + 1}": make_agent("random", agent_seed(seed, i)) for i in range(4)}
+    agents = {f"P{i + 1}": seat_agent("random", seed, i) for i in range(4)}
     while not g.over:
         d = g.decision
         g.apply(d.options[agents[d.player].choose(g, d)])

@@ -43,12 +43,6 @@ def game_seed(sweep_seed: int, game: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-def agent_seed(seed: int, seat: int) -> int:
-    """Each seat's bot has its own generator, derived from the game seed and the seat."""
-    digest = hashlib.sha256(f"daimyo-agent/{seed}/{seat}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
-
-
 def seat_bots(bots: tuple[str, ...] | list[str], rotate: bool, game: int) -> list[str]:
     """The bot kind at each seat for game `game`: with `rotate`, the list turns by one seat per
     game, so every bot sits in every seat equally often and seat advantage cancels out."""
@@ -64,7 +58,7 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
               game: int, max_decisions: int = DEFAULT_MAX_DECISIONS) -> dict:
     """Play game number `game` of a sweep to the end and return its row (see tools.store)."""
     from dsl.runtime import RuleError
-    from engine.agents import make_agent
+    from engine.agents import seat_agent
     from engine.run.game import Game
 
     seed = game_seed(sweep_seed, game)
@@ -76,7 +70,7 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
     g = None
     try:
         g = Game.new(model, players, seed, log=False)
-        agents = {f"P{i + 1}": make_agent(kind, agent_seed(seed, i)) for i, kind in enumerate(seats)}
+        agents = {f"P{i + 1}": seat_agent(kind, seed, i) for i, kind in enumerate(seats)}
         held = RoundFigures(g)
         while not g.over:
             if length >= max_decisions:
