@@ -2,6 +2,7 @@
 than random on a game where better play is obvious, and must not peek at hidden lists."""
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -151,3 +152,50 @@ def test_play_builds_bots_from_the_same_specs(capsys) -> None:
     assert "Winner" in capsys.readouterr().out
     assert main(["play", RACE, "--players", "3", "--seats", "heuristic,search:rollout=smart"]) == 2
     assert "`rollout` is one of random, heuristic" in capsys.readouterr().err
+
+
+def _played(log_file: Path) -> tuple[list, dict]:
+    entries = [json.loads(line) for line in log_file.read_text().splitlines()]
+    choices = [(e["player"], e["choice"]) for e in entries if e["t"] == "decision"]
+    return choices, entries[-1]["result"]
+
+
+def test_play_and_the_tournament_seat_the_same_bots(tmp_path, capsys) -> None:
+    """Same strength whichever front door: a game of `daimyo tournament` (and of `simulate`, which
+    it runs) and `daimyo play` with the same seed and seats is the same game, move for move,
+    because both build each seat's bot with `seat_agent(spec, game seed, seat)`."""
+    from engine.cli import main
+    from tools.simulate import play_game
+    from tools.store import Store
+    db = str(tmp_path / "t.db")
+    assert main(["tournament", RACE, "--players", "4", "--agents", "heuristic,random", "--games", "1", "--jobs", "1",
+                 "--db", db, "--no-progress"]) == 0
+    store = Store(db, readonly=True)
+    [row] = list(store.games(store.sweeps()[0].id))
+    store.close()
+    assert row["seats"] == ["heuristic", "random", "random", "random"]
+    log = tmp_path / "play.jsonl"
+    capsys.readouterr()
+    assert main(["play", RACE, "--players", "4", "--seats", "heuristic,random,random,random", "--seed",
+                 str(row["seed"]), "--log", str(log), "--quiet"]) == 0
+    choices, result = _played(log)
+    assert len(choices) == row["length"] and result["scores"] == row["scores"] and result["winners"] == row["winners"]
+    # A search seat too (time=0: a fixed number of iterations, so the moves cannot depend on the clock).
+    seats = ("search:iterations=8,time=0", "heuristic", "random", "random")
+    model = load(RACE, players=4)
+    sim = play_game(model, 4, seats, False, 1, 0)
+    assert main(["play", RACE, "--players", "4", "--seats", ",".join(seats), "--seed", str(sim["seed"]),
+                 "--log", str(log), "--quiet"]) == 0
+    choices, result = _played(log)
+    assert len(choices) == sim["length"] and result["scores"] == sim["scores"] and result["ranking"] == sim["ranking"]
+    # ...and the moves are those of bots built by seat_agent: replaying them gives the same choices.
+    from engine.agents import seat_agent
+    g = Game.new(model, 4, sim["seed"], log=False)
+    agents = {f"P{i + 1}": seat_agent(spec, sim["seed"], i) for i, spec in enumerate(seats)}
+    mine = []
+    while not g.over:
+        d = g.decision
+        option = d.options[agents[d.player].choose(g, d)]
+        mine.append((d.player, option))
+        g.apply(option)
+    assert mine == choices

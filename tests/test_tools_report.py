@@ -136,3 +136,75 @@ def test_rounds_and_breakdowns_come_from_the_ruleset_hints(tmp_path, capsys):
     # hints.breakdown: win rate by the seat's place after the first player (0 is the first player)
     part = out.split("Win rate by after_first")[1]
     assert sum(int(line.split()[2]) for line in part.splitlines()[3:5]) == 4, "2 games x 2 players"
+
+
+def _expected_special_rounds(model, seed: int) -> dict[str, int]:
+    """Replay game `seed` of a random sweep with the log on and read, from the log alone, which
+    special card and which turn-order place each player took in each round (rulebook, "Determine
+    Turn Order": the space of the special card taken is the player's place in the turn order)."""
+    import re
+
+    from engine.agents import seat_agent
+    from engine.run.game import Game
+    g = Game.new(model, 4, seed)
+    agents = {f"P{i + 1}": seat_agent("random", seed, i) for i in range(4)}
+    while not g.over:
+        d = g.decision
+        g.apply(d.options[agents[d.player].choose(g, d)])
+    held: dict[tuple[str, int, str], str] = {}
+    spaces: dict[int, dict[str, int]] = {}
+    r = 0
+    for e in g.log:
+        if e["t"] == "step" and e["step"] == "round":
+            r += 1
+        elif e["t"] == "decision" and e["step"] == "determine_turn_order":
+            held[("special", r, e["player"])] = e["choice"]
+        elif e["t"] == "say" and (m := re.match(r"(P\d) takes space (\d)", e["text"])):
+            spaces.setdefault(r, {})[m[1]] = int(m[2])
+    for r, taken in spaces.items():
+        for place, p in enumerate(sorted(taken, key=taken.get), start=1):
+            held[("turn_position", r, p)] = str(place)
+    out: dict[str, int] = {}
+    for (name, _r, p), v in held.items():
+        out[f"byround:{name}={v}@{p}"] = out.get(f"byround:{name}={v}@{p}", 0) + 1
+    return out
+
+
+def test_round_breakdown_records_the_special_card_and_place_each_player_held_each_round():
+    model = load("shogun", {}, 4)
+    for game in (0, 1):
+        row = play_game(model, 4, ("random",) * 4, False, 7, game)
+        assert row["error"] is None
+        got = {k: v for k, v in row["counts"].items() if k.startswith("byround:")}
+        assert got == _expected_special_rounds(model, row["seed"])
+        assert sum(v for k, v in got.items() if k.startswith("byround:special=")) == 4 * row["counts"]["round"]
+
+
+def test_report_splits_win_rates_by_what_was_held_in_each_round(tmp_path, capsys):
+    db = str(tmp_path / "rb.db")
+    model = load(RACE, {}, 2)
+    store = Store(db)
+    spec = SweepSpec(model.combo.name, dict(model.combo.options), 2, ("random", "random"), False, 1, model.fingerprint)
+    sid = store.sweep_id(spec, rules_of(model), "test")
+    rows = []
+    # Game 0: P1 held card a for 3 rounds and b for 1, and won; P2 held b for 3 rounds and a for 1.
+    # Game 1: P1 held a for 4 rounds, P2 held b for 4 rounds; P2 won.
+    for game, held, winner in ((0, {"a@P1": 3, "b@P1": 1, "b@P2": 3, "a@P2": 1}, "P1"),
+                               (1, {"a@P1": 4, "b@P2": 4}, "P2")):
+        rows.append({"game": game, "seed": game, "seats": ["random", "random"], "scores": {"P1": 0, "P2": 0},
+                     "tiebreaks": {}, "ranking": [winner, "P2" if winner == "P1" else "P1"], "winners": [winner],
+                     "length": 10, "counts": {f"byround:card={k}": v for k, v in held.items()}, "error": None})
+    store.add_games(sid, rows)
+    store.commit()
+    store.close()
+    assert main(["report", db, "--format", "json"]) == 0
+    card = json.loads(capsys.readouterr().out)["sweeps"][0]["round_breakdowns"]["card"]
+    # a: held 3+1+4 = 8 player-rounds in 3 player-games, 3 rounds by a winner; b: 1+3+4 = 8, 1+4 = 5 won.
+    assert (card["a"]["wins"], card["a"]["games"], card["a"]["player_games"]) == (3, 8, 3)
+    assert (card["b"]["wins"], card["b"]["games"], card["b"]["player_games"]) == (5, 8, 3)
+    # The interval is over player-games (rounds of one game share its outcome): 3/8 of 3 is 1 of 3.
+    assert card["a"]["ci95"] == list(wilson(1, 3)) and card["b"]["ci95"] == list(wilson(2, 3))
+    assert main(["report", db, "--rules", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "Win rate by card held in a round" in out
+    assert "byround" not in out  # the tags are not shown as rules

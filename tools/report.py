@@ -103,6 +103,23 @@ class Rate:
 
 
 @dataclass
+class RoundRate(Rate):
+    """A win rate over player-rounds. Rounds of one player in one game share that game's
+    outcome, so the interval is the Wilson interval of the same rate over the player-games
+    that held the value (`clusters`): wider, and honest about how much evidence there is."""
+    clusters: int = 0
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        if not self.trials:
+            return wilson(0, 0)
+        return wilson(round(self.rate * self.clusters), self.clusters)
+
+    def to_json(self) -> dict:
+        return {**super().to_json(), "player_games": self.clusters}
+
+
+@dataclass
 class SweepStats:
     sweep: Sweep
     games: int = 0
@@ -116,6 +133,8 @@ class SweepStats:
     round_step: str | None = None  # the step counted as one round (hints.round, else guessed)
     rounds: list[int] = field(default_factory=list)
     breakdowns: dict[str, dict[str, Rate]] = field(default_factory=dict)  # hints.breakdown name -> value -> rate
+    # hints.round_breakdown name -> value -> rate over player-rounds (a round held by a winner is a win)
+    round_breakdowns: dict[str, dict[str, RoundRate]] = field(default_factory=dict)
     fired_games: dict[str, int] = field(default_factory=dict)  # count key -> games where it happened
     fired_total: dict[str, int] = field(default_factory=dict)
 
@@ -135,7 +154,7 @@ class SweepStats:
         seen = set()
         for key in self.fired_total:
             kind, _, name = key.partition(":")
-            if kind == "by":  # breakdown tags, not rules
+            if kind in ("by", "byround"):  # breakdown tags, not rules
                 continue
             if not name:
                 kind, name = "step", key
@@ -164,6 +183,8 @@ class SweepStats:
             "length": describe([float(x) for x in self.lengths]),
             "rounds": {"step": self.round_step, **describe([float(x) for x in self.rounds])},
             "breakdowns": {n: {v: r.to_json() for v, r in vals.items()} for n, vals in self.breakdowns.items()},
+            "round_breakdowns": {n: {v: r.to_json() for v, r in vals.items()}
+                                 for n, vals in self.round_breakdowns.items()},
             "rules": self.rules(),
         }
 
@@ -214,13 +235,20 @@ def collect(store: Store, sweep: Sweep) -> SweepStats:
         if len(winners) > 1:
             st.ties += 1
         st.lengths.append(row["length"])
-        for k in counts:
-            if k.startswith("by:") and "@" in k:
-                what, _, player = k[3:].rpartition("@")
+        for k, v in counts.items():
+            tag, _, rest = k.partition(":")
+            if tag in ("by", "byround") and "@" in rest:
+                what, _, player = rest.rpartition("@")
                 name, _, value = what.partition("=")
-                r = st.breakdowns.setdefault(name, {}).setdefault(value, Rate())
-                r.trials += 1
-                r.wins += player in winners
+                if tag == "by":
+                    r = st.breakdowns.setdefault(name, {}).setdefault(value, Rate())
+                    r.trials += 1
+                    r.wins += player in winners
+                else:  # v rounds held by one player in one game
+                    rr = st.round_breakdowns.setdefault(name, {}).setdefault(value, RoundRate())
+                    rr.trials += v
+                    rr.wins += v * (player in winners)
+                    rr.clusters += 1
         if st.round_step:
             st.rounds.append((row["counts"] or {}).get(st.round_step, 0))
         for i, p in enumerate(seat_ids):
@@ -328,6 +356,13 @@ def render_sweep(st: SweepStats, fmt: str = "text", rules: str = "all") -> str:
         rows = [[v, r.wins, r.trials, _pct(r.rate), _ci(r), _flag(r, st.fair)]
                 for v, r in sorted(vals.items(), key=lambda kv: _natural(kv[0]))]
         out += [_table([name, "wins", "player-games", "win rate", "95% CI", ""], rows, fmt, {1, 2, 3, 4}), ""]
+    for name, vals in st.round_breakdowns.items():
+        out.append(f"{h}Win rate by {name} held in a round (the ruleset's hints.round_breakdown; "
+                   "each round a player held it counts once; interval over player-games)")
+        rows = [[v, r.wins, r.trials, r.clusters, _pct(r.rate), _ci(r), _flag(r, st.fair)]
+                for v, r in sorted(vals.items(), key=lambda kv: _natural(kv[0]))]
+        out += [_table([name, "wins", "player-rounds", "player-games", "win rate", "95% CI", ""], rows, fmt,
+                       {1, 2, 3, 4, 5}), ""]
     if st.round_step:
         out.append(f"{h}Game length (rounds: times the step `{st.round_step}` ran)")
         d = describe([float(x) for x in st.rounds])

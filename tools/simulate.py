@@ -43,12 +43,6 @@ def game_seed(sweep_seed: int, game: int) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-def agent_seed(seed: int, seat: int) -> int:
-    """Each seat's bot has its own generator, derived from the game seed and the seat."""
-    digest = hashlib.sha256(f"daimyo-agent/{seed}/{seat}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
-
-
 def seat_bots(bots: tuple[str, ...] | list[str], rotate: bool, game: int) -> list[str]:
     """The bot kind at each seat for game `game`: with `rotate`, the list turns by one seat per
     game, so every bot sits in every seat equally often and seat advantage cancels out."""
@@ -64,7 +58,7 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
               game: int, max_decisions: int = DEFAULT_MAX_DECISIONS) -> dict:
     """Play game number `game` of a sweep to the end and return its row (see tools.store)."""
     from dsl.runtime import RuleError
-    from engine.agents import make_agent
+    from engine.agents import seat_agent
     from engine.run.game import Game
 
     seed = game_seed(sweep_seed, game)
@@ -76,11 +70,13 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
     g = None
     try:
         g = Game.new(model, players, seed, log=False)
-        agents = {f"P{i + 1}": make_agent(kind, agent_seed(seed, i)) for i, kind in enumerate(seats)}
+        agents = {f"P{i + 1}": seat_agent(kind, seed, i) for i, kind in enumerate(seats)}
+        held = RoundFigures(g)
         while not g.over:
             if length >= max_decisions:
                 row["error"] = f"unfinished after {max_decisions} decisions"
                 break
+            held.sample(g)
             d = g.decision
             g.apply(d.options[agents[d.player].choose(g, d)])
             length += 1
@@ -93,6 +89,7 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
     counts.update({f"decision:{k}": v for k, v in decisions.items()})
     if g is not None and g.over and row["error"] is None:
         counts.update(breakdown_tags(g))
+        counts.update(held.tags())
     row["counts"] = counts
     row["length"] = length
     if g is not None and g.over and g.result and row["error"] is None:
@@ -116,6 +113,43 @@ def breakdown_tags(game: Any) -> dict[str, int]:
                 continue
             tags[f"by:{name}={value}@{p}"] = 1
     return tags
+
+
+class RoundFigures:
+    """The ruleset's `hints.round_breakdown` figures of each player, round by round.
+
+    A figure that changes during a round (Shogun's special card is taken after the planning
+    and handed back at the round's end) cannot be read at the end of the game, nor at one
+    fixed moment, so it is sampled before every decision: the value a player held in round r
+    is the last value other than none seen while the round counter (times the `hints.round`
+    step ran; without it the whole game is one round) stood at r. `tags` turns them into
+    count keys `byround:NAME=VALUE@PLAYER` -> rounds held, so the store needs no new column."""
+
+    def __init__(self, game: Any):
+        self.figures = game.model.hints.get("round_breakdown") or {}
+        self.round_step = game.model.hints.get("round")
+        self.held: dict[tuple[str, int, str], str] = {}  # (figure, round, player) -> value
+
+    def sample(self, game: Any) -> None:
+        if not self.figures:
+            return
+        from dsl.runtime import Ctx, RuleError
+        r = game.counts.get(self.round_step, 0) if self.round_step else 0
+        for name, fn in self.figures.items():
+            for p in game.state["players"]:
+                try:
+                    value = fn(Ctx(game.state, game.model, game, {"player": p}))
+                except (RuleError, TypeError, ValueError):
+                    continue
+                if value is not None:
+                    self.held[(name, r, p)] = str(value)
+
+    def tags(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for (name, _r, p), value in self.held.items():
+            key = f"byround:{name}={value}@{p}"
+            out[key] = out.get(key, 0) + 1
+        return out
 
 
 # --------------------------------------------------------------------------- workers

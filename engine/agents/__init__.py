@@ -12,6 +12,7 @@ Bots are named by specs (`search:time=0.5`, see engine/agents/spec.py and docs/a
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Protocol
 
 from engine.agents.basic import HeuristicAgent, RandomAgent
@@ -23,7 +24,7 @@ from engine.run import Decision, Game
 
 __all__ = ["AGENTS", "SETTINGS", "Agent", "HeuristicAgent", "RandomAgent", "SearchAgent", "SpecError",
            "check_spec", "determinize", "evaluate", "make_agent", "outcome_value", "relative_value",
-           "spec_help", "split_specs"]
+           "seat_agent", "seat_seed", "spec_help", "split_specs"]
 
 
 class Agent(Protocol):
@@ -68,6 +69,20 @@ def make_agent(spec: str, seed: int) -> Any:
     agent = AGENTS[kind](seed=seed, **settings)
     agent.name = spec.strip()
     return agent
+
+
+def seat_seed(game_seed: int, seat: int) -> int:
+    """The seed of the bot in seat `seat` (0-based) of the game with seed `game_seed`: a 63-bit
+    hash, so seats share nothing and the value fits an SQLite integer."""
+    digest = hashlib.sha256(f"daimyo-agent/{game_seed}/{seat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def seat_agent(spec: str, game_seed: int, seat: int) -> Any:
+    """The bot for one seat of a game: every front door (play, serve, simulate, tournament)
+    builds its bots here, so the same spec, game seed and seat give the same bot, which makes
+    the same moves."""
+    return make_agent(spec, seat_seed(game_seed, seat))
 
 
 def spec_help() -> str:

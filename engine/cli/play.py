@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from dsl.runtime import RuleError
-from engine.agents import SpecError, check_spec, make_agent, split_specs
+from engine.agents import SpecError, check_spec, seat_agent, split_specs
 from engine.base.console import EPILOG, parse_options, report
 from engine.base.diagnostics import Diagnostics
 from engine.base.files import output_problem, write_atomic
@@ -134,7 +134,8 @@ def play(args: argparse.Namespace) -> int:
 def _drive(game: Game, seats: list[str], names: dict[str, str], args: argparse.Namespace) -> int | None:
     """Play until the game is over; an exit status when it stops early (quit, end of input, Ctrl-C)."""
     from engine.cli.human import Unsaved, ask, hand_over
-    agents = {f"P{i + 1}": (None if kind == "human" else make_agent(kind, args.seed * 1000 + i))
+    # Bots seeded as in simulate and tournament (seat_agent): same seed and seats, same game.
+    agents = {f"P{i + 1}": (None if kind == "human" else seat_agent(kind, args.seed, i))
               for i, kind in enumerate(seats)}
     people = sum(1 for kind in seats if kind == "human")
     numbering: dict = {}

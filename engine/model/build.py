@@ -250,6 +250,11 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         bot_hints["breakdown"] = {name: comp.expression(expr, loc_of(hints["breakdown"], name), {"player"},
                                                         f"breakdown `{name}`")
                                   for name, expr in hints["breakdown"].items()}
+    if "round_breakdown" in hints:
+        bot_hints["round_breakdown"] = {
+            name: comp.expression(expr, loc_of(hints["round_breakdown"], name), {"player"},
+                                  f"round breakdown `{name}`")
+            for name, expr in hints["round_breakdown"].items()}
     display = data["display"]
     status = comp.expression(display["status"], loc_of(display, "status"), {"player"}, "status") \
         if "status" in display else None

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.agents import make_agent
+from engine.agents import seat_agent
 from engine.model import Model
 from engine.run.game import Game, IllegalMove
 from engine.run.state import controller, seat_count
@@ -60,8 +60,8 @@ class Room:
         self.drafts: dict[str, Draft] = {}
         # The people at the table (with several hands each, fewer than the players of the rules).
         self.players: list[str] = [f"P{i + 1}" for i in range(seat_count(game.state))]
-        self.agents = {p: make_agent(k, seed * 1000 + i) for i, (p, k) in enumerate(zip(self.players, kinds,
-                                                                                       strict=True))
+        # Bots seeded as in play, simulate and tournament (seat_agent): the same seat plays the same.
+        self.agents = {p: seat_agent(k, seed, i) for i, (p, k) in enumerate(zip(self.players, kinds, strict=True))
                        if k != HUMAN}
         self.version = 0
         self.listeners: list[Callable[[], None]] = []
