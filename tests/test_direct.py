@@ -197,6 +197,12 @@ def test_difftest_command_reports_identical_logs(capsys: pytest.CaptureFixture[s
     assert out["tables"] == [{"combo": "shogun-cards", "players": 3, "games": 3, "differ": 0, "first": []}]
 
 
+def test_difftest_plays_only_the_player_counts_a_combo_allows() -> None:
+    from tools.difftest import player_counts
+    assert player_counts("samurai-swords", {}, None) == [2, 3, 4, 5]
+    assert player_counts("samurai-swords+samurai-swords-vp", {}, None) == [3, 4, 5]  # the variant narrows them
+
+
 def test_first_difference_names_the_line() -> None:
     assert first_difference(["a", "b"], ["a", "c"]) == {"line": 1, "direct": "b", "reference": "c"}
     assert first_difference(["a"], ["a", "b"])["line"] == 1

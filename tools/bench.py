@@ -109,7 +109,7 @@ def measure_combo(combo: str, players: int | None, seconds: float,
     if model is None and players is None:
         return {"combo": combo, "options": options, "error": diags.render()[:500]}
     if players is None:
-        lo, hi = model.combo.base.players
+        lo, hi = model.combo.player_range
         players = max(lo, min(4, hi))
         model = build(combo, options, players, diags)
     if model is None:

@@ -67,7 +67,9 @@ def player_counts(combo: str, options: dict, asked: int | None) -> list[int]:
     if asked is not None:
         return [asked]
     model = build(combo, options, None, Diagnostics())
-    lo, hi = model.combo.base.players
+    if model is None:
+        raise SystemExit(f"daimyo difftest: {combo} does not load; `daimyo validate {combo}` says why")
+    lo, hi = model.combo.player_range
     return list(range(lo, hi + 1))
 
 

@@ -443,7 +443,7 @@ def run_sweep(combo: str, players: int | None, games: int, *, jobs: int = 1, bot
     diags = Diagnostics()
     model = build(combo, options or {}, players, diags)
     if model is not None and players is None:
-        players = model.combo.base.players[0]
+        players = model.combo.player_range[0]
         model = build(combo, options or {}, players, diags)
     if model is None or diags.errors:
         raise SweepError(f"cannot load `{combo}`:\n{diags.render()}")

@@ -113,7 +113,7 @@ def run_tournament(combo: str, players: int | None, agents: str, games: int, **s
         model = build(combo, sweep_args.get("options") or {}, None, diags)
         if model is None or diags.errors:
             raise SweepError(f"cannot load `{combo}`:\n{diags.render()}")
-        players = model.combo.base.players[0]
+        players = model.combo.player_range[0]
     parse_bots(",".join(names), max(players, len(names)))  # every spec checked before any game
     db = sweep_args.get("db", DEFAULT_DB)
     outcomes = []

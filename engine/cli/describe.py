@@ -48,7 +48,7 @@ def describe_json(combo_text: str, options: dict[str, Any] | None, players: int 
     if model is None:
         return None
     combo, res = model.combo, model.resolved
-    lo, hi = _player_range(combo)
+    lo, hi = combo.player_range
     out: dict[str, Any] = {
         "combo": combo.name, "players": {"min": lo, "max": hi, "described_for": combo.players},
         "packages": [{"id": p.id, "version": p.version, "extends": p.extends, "requires": p.requires,
@@ -78,7 +78,7 @@ def _model(combo_text: str, options: dict[str, Any] | None, players: int | None,
         return None
     if combo.players is None and any("players" in f.when for p in combo.packages for f in p.files):
         # Some files load only for some player counts: describe the smallest game.
-        combo = replace(combo, players=_player_range(combo)[0])
+        combo = replace(combo, players=combo.player_range[0])
     return build_combo(combo, diags)
 
 
@@ -87,7 +87,7 @@ def _model(combo_text: str, options: dict[str, Any] | None, players: int | None,
 def summary(model: Model) -> str:
     combo, res = model.combo, model.resolved
     data = res.data
-    lo, hi = _player_range(combo)
+    lo, hi = combo.player_range
     out = [f"{combo.name}" + (f"  ({_options_line(combo)})" if combo.options else "")]
     out.append("packages (in load order):")
     width = max(len(f"{p.id} {p.version}") for p in combo.packages)
@@ -144,13 +144,6 @@ def summary(model: Model) -> str:
 def _item_patch_lines(res: Resolved) -> list[str]:
     """One line per item patch: `remove_item procedures.collect_taxes.do.unrest  [pkg] file:line`."""
     return [f"{op} {path}.{name}  [{pkg}] {loc}" for op, path, name, pkg, loc in res.item_patches]
-
-
-def _player_range(combo: Combo) -> tuple[int, int]:
-    lo, hi = combo.base.players
-    for p in combo.packages[1:]:
-        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
-    return lo, hi
 
 
 def _options_line(combo: Combo) -> str:

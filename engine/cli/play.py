@@ -69,7 +69,7 @@ def play(args: argparse.Namespace) -> int:
     if model is None and players is None and not diags.errors:
         return 1
     if players is None and model is not None:
-        players = model.combo.base.players[0]
+        players = model.combo.player_range[0]
         model = build(combo, options, players, diags)
     if model is None:
         if save is not None:

@@ -288,6 +288,18 @@ class Combo:
     def name(self) -> str:
         return "+".join(p.id for p in self.packages)
 
+    @property
+    def player_range(self) -> tuple[int, int]:
+        """The player counts the combo allows: the base's, narrowed by each expansion."""
+        return player_range(self.packages)
+
+
+def player_range(order: list[Package]) -> tuple[int, int]:
+    lo, hi = order[0].players
+    for p in order[1:]:  # an expansion may narrow the player count
+        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+    return lo, hi
+
 
 def parse_combo(text: str) -> list[str]:
     return [part.strip() for part in text.split("+") if part.strip()]
@@ -352,9 +364,7 @@ def resolve_combo(text: str | list[str], diags: Diagnostics, options: dict[str, 
         return None
     base = order[0]
     if players is not None:
-        lo, hi = base.players
-        for p in order[1:]:  # an expansion may narrow the player count
-            lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+        lo, hi = player_range(order)
         if not lo <= players <= hi:
             diags.add("P011", f"{'+'.join(x.id for x in order)} is for {lo}-{hi} players, not {players}",
                       base.loc("players"))

@@ -45,9 +45,7 @@ def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnost
     changes it, and a check that loops ends as R009, not as a hang.
     """
     spec = model.resolved.data["checks"]
-    lo, hi = model.combo.base.players
-    for p in model.combo.packages[1:]:
-        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+    lo, hi = model.combo.player_range
     if counts is not None:
         default_counts = counts
     elif model.combo.players:

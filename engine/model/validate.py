@@ -225,9 +225,7 @@ def variants(combo: Combo) -> list[tuple[dict[str, Any], list[int]]]:
     declared = {k: v for p in combo.packages for k, v in p.options.items()}
     gated = [f for p in combo.packages for f in p.files if f.when]
     player_gated = any("players" in f.when for f in gated)
-    lo, hi = combo.base.players
-    for p in combo.packages[1:]:
-        lo, hi = max(lo, p.players[0]), min(hi, p.players[1])
+    lo, hi = combo.player_range
     counts: list[int | None] = list(range(lo, min(hi, MAX_PLAYERS) + 1)) if player_gated and lo <= hi else [None]
     default = dict(combo.options)
     out: list[tuple[dict[str, Any], list[int]]] = []

@@ -85,7 +85,7 @@ class Hub:
         if not isinstance(options, dict):
             raise LobbyError("options must be a map of name to value")
         model = self.model(combo, options, players)
-        players = players or model.combo.base.players[0]
+        players = players or model.combo.player_range[0]
         if model.combo.players is None:
             model = self.model(combo, options, players)
         kinds = check_kinds(kinds, players)
