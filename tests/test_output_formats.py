@@ -14,7 +14,7 @@ from engine.base.console import rate_text
 from engine.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-REPORTING = ("validate", "describe", "scenario", "replay", "report", "bench", "simulate")
+REPORTING = ("validate", "describe", "scenario", "replay", "report", "bench", "simulate", "difftest")
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

@@ -15,7 +15,7 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from engine.base.console import EPILOG, add_format_option, parse_options
+from engine.base.console import EPILOG, add_format_option, parse_options, print_json
 from engine.base.diagnostics import Diagnostics
 from engine.model import Model, build
 from engine.run.game import Game
@@ -91,7 +91,7 @@ def run_difftest(args: argparse.Namespace) -> int:
              "first": found[(combo, n)][:3]} for combo, n in tables]
     bad = sum(r["differ"] for r in rows)
     if args.format == "json":
-        print(json.dumps({"options": options, "games_per_table": args.games, "tables": rows, "differ": bad}, indent=2))
+        print_json({"options": options, "games_per_table": args.games, "tables": rows, "differ": bad})
     else:
         for r in rows:
             status = "identical" if not r["differ"] else f"{r['differ']} DIFFER"
