@@ -181,6 +181,25 @@ def test_shogun_whole_game_one_clicked_seat_three_bots(browser, tmp_path):
         browser.save_screenshot(str(SHOTS / "shogun-over.png"))
 
 
+def test_lobby_player_count_follows_the_chosen_expansions(browser, tmp_path):
+    """Samurai Swords is for 2-5 players, its VP variant for 3-5: ticking the variant narrows the
+    lobby's player count (the seats follow)."""
+    from selenium.webdriver.common.by import By
+    with running(str(tmp_path / "g.db")) as (base, _hub):
+        browser.get(base + "/")
+        wait(browser, lambda: browser.find_elements(By.ID, "seat-4"), "the lobby's seats")
+        browser.execute_script("const b = document.getElementById('base'); b.value = 'samurai-swords';"
+                               "b.dispatchEvent(new Event('change'));")
+        wait(browser, lambda: browser.find_elements(By.ID, "exp-samurai-swords-vp"), "the expansions")
+        players = browser.find_element(By.ID, "players")
+        browser.execute_script("arguments[0].value = 2; arguments[0].dispatchEvent(new Event('change'))", players)
+        assert players.get_attribute("min") == "2"
+        browser.find_element(By.ID, "exp-samurai-swords-vp").click()
+        assert players.get_attribute("min") == "3" and players.get_attribute("max") == "5"
+        assert players.get_attribute("value") == "3"
+        assert browser.find_elements(By.ID, "seat-3") and not browser.find_elements(By.ID, "seat-4")
+
+
 def test_hot_seat_round_for_two_people(browser, tmp_path):
     from selenium.webdriver.common.by import By
     rng = random.Random(2)

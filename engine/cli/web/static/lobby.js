@@ -26,11 +26,17 @@
       l.append(c, ` ${p.name}`);
       ex.appendChild(l);
     }
-    $("players").min = base.players[0]; $("players").max = base.players[1];
-    $("players").value = Math.min(Math.max(Number($("players").value), base.players[0]), base.players[1]);
     refreshOptions();
   }
   function refreshOptions() {
+    // The player counts the chosen packages allow: the base's, narrowed by each expansion.
+    let [lo, hi] = [0, Infinity];
+    for (const id of chosen()) {
+      const p = packs.find((q) => q.id === id);
+      lo = Math.max(lo, p.players[0]); hi = Math.min(hi, p.players[1]);
+    }
+    $("players").min = lo; $("players").max = hi;
+    $("players").value = Math.min(Math.max(Number($("players").value), lo), hi);
     const box = $("options");
     box.innerHTML = "";
     for (const id of chosen()) {
