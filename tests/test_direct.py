@@ -145,6 +145,31 @@ triggers:
     assert errors[0] == errors[1] and "E002" in errors[0]
 
 
+def test_a_step_that_schedules_itself_ends_in_the_same_budget_error(tmp_path: Path) -> None:
+    """after_again runs `again` again, forever: the stack never grows, but the calls would; both
+    machines stop at the work budget (E002) at the same place, not at Python's recursion limit."""
+    combo = _package(tmp_path, """
+steps:
+  again:
+    do: "turn += 0"
+triggers:
+  loop:
+    "on": after_again
+    do: run(again)
+  start:
+    "on": before_take_turn
+    do: run(again)
+""")
+    errors = []
+    for reference in (False, True):
+        g = Game.new(load(combo, players=2), 2, 1, defer=True)
+        g.reference = reference
+        with pytest.raises(Exception) as e:
+            g.run()
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "E002" in errors[0]
+
+
 def test_a_save_from_either_machine_continues_on_the_other() -> None:
     model = load("shogun", players=4, diags=Diagnostics())
     rng = random.Random(9)

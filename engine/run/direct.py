@@ -134,7 +134,10 @@ class Direct:
 
     def _scheduled(self, sched: list, depth: int, below: list[dict] | None = None) -> None:
         """Run the steps a rule scheduled, in order; on a stop, the ones not yet started (and
-        `below`, the frames under them) wait as frames, as the reference machine pushed them."""
+        `below`, the frames under them) wait as frames, as the reference machine pushed them.
+        `depth` counts one more than the stack holds: a step that schedules itself nests Python
+        calls without growing the stack, and must reach the spill (and the budget), not
+        Python's recursion limit. Where frames are made does not change what they are."""
         steps = self.m.model.steps
         for j, (name, args) in enumerate(sched):
             try:
@@ -168,7 +171,7 @@ class Direct:
         sched, m._sched = m._sched, []
         self._then(sched)
         if sched:
-            self._scheduled(sched, depth)
+            self._scheduled(sched, depth + 1)
 
     def _call(self, idx: int, node: Any, v: dict, depth: int) -> None:
         m = self.m
@@ -204,7 +207,7 @@ class Direct:
             sched = self.m._step_event(event, node, v)
             self._then(sched)
             if sched:
-                self._scheduled(sched, depth)
+                self._scheduled(sched, depth + 1)
 
     def _loop(self, idx: int, node: Any, v: dict, depth: int, start: int = 0, items: list | None = None) -> None:
         m = self.m
