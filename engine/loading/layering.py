@@ -413,13 +413,10 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     got = _flow_item(res, anchor, loc_of(patch, where), diags,
                      missing=f"insert: no flow step or procedure block named `{anchor}` to insert {where}",
                      ambiguous="insert: `{anchor}` appears in {n} lists ({paths})")
-    if got is None:
+    claimed = _claim_item(res, pkg, got, where, loc, diags, by_id)
+    if claimed is None:
         return
-    path, lst, i, anchor = got
-    if not _claim(res, pkg, f"{path}:{where}:{anchor}", loc, diags, by_id):
-        return
-    origins = _flow_origins(res, lst)
-    res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])  # the item is checked in place
+    path, lst, i, anchor, origins = claimed
     at = i if where == "before" else i + 1
     lst.insert(at, item)
     locs = getattr(lst, "item_locs", None)
@@ -439,13 +436,10 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
                      missing=f"{op}: no flow item or procedure block named `{name}`",
                      ambiguous=f"{op}: item `{{anchor}}` appears in {{n}} lists ({{paths}})",
                      fallback_hint="name a flow item with `label:`, a procedure block with `name:`")
-    if got is None:
+    claimed = _claim_item(res, pkg, got, "item", loc, diags, by_id)
+    if claimed is None:
         return
-    path, lst, i, name = got
-    if not _claim(res, pkg, f"{path}:item:{name}", loc, diags, by_id):
-        return
-    origins = _flow_origins(res, lst)
-    res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
+    path, lst, i, name, origins = claimed
     res.item_patches.append((op, path, name, pkg.id, loc))
     if op == "remove_item":
         del lst[i]
@@ -454,6 +448,20 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
     lst[i] = patch.get("value")
     origins[i] = (pkg.id, loc)
     res.provenance[f"{path}+{_step_name(lst[i]) or name}"] = (pkg.id, loc)
+
+
+def _claim_item(res: Resolved, pkg: Package, got: tuple[str, list, int, Any] | None, what: str, loc: Loc,
+                diags: Diagnostics, by_id: dict[str, Package]) -> tuple[str, list, int, Any, list] | None:
+    """The item `_flow_item` found, claimed for `pkg` (`what`: before, after or item, so two
+    packages changing the same place conflict), its section marked patched (the item is
+    checked in place), with the origins of its list; None if not found or already claimed."""
+    if got is None:
+        return None
+    path, lst, i, name = got
+    if not _claim(res, pkg, f"{path}:{what}:{name}", loc, diags, by_id):
+        return None
+    res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
+    return path, lst, i, name, _flow_origins(res, lst)
 
 
 def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing: str, ambiguous: str,
