@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,18 @@ def _both(combo: str, picks: int = 200) -> tuple[Game, Game]:
         b.apply(option)
     assert a.log == b.log
     return a, b
+
+
+def _errors_on_both(combo: str, act: Callable[[Game], object]) -> list[str]:
+    """The error `act` ends in on the direct runner and on the reference machine."""
+    errors = []
+    for reference in (False, True):
+        g = Game.new(load(combo, players=2), 2, 1, defer=True)
+        g.reference = reference
+        with pytest.raises(Exception) as e:
+            act(g)
+        errors.append(str(e.value))
+    return errors
 
 
 def test_steps_scheduled_by_hooks_and_effects_wait_as_frames_at_a_decision(tmp_path: Path) -> None:
@@ -160,13 +173,7 @@ triggers:
     "on": before_take_turn
     do: run(again)
 """)
-    errors = []
-    for reference in (False, True):
-        g = Game.new(load(combo, players=2), 2, 1, defer=True)
-        g.reference = reference
-        with pytest.raises(Exception) as e:
-            g.run()
-        errors.append(str(e.value))
+    errors = _errors_on_both(combo, lambda g: g.run())
     assert errors[0] == errors[1] and "E002" in errors[0]
 
 
@@ -201,14 +208,7 @@ triggers:
     "on": advanced
     do: broken(player)
 """)
-    errors = []
-    for reference in (False, True):
-        g = Game.new(load(combo, players=2), 2, 1, defer=True)
-        g.reference = reference
-        g.run()
-        with pytest.raises(Exception) as e:
-            g.apply(g.decision.options[0])
-        errors.append(str(e.value))
+    errors = _errors_on_both(combo, lambda g: (g.run(), g.apply(g.decision.options[0])))
     assert errors[0] == errors[1]
     assert "rules.yaml:7:" in errors[0] and "past the end" in errors[0]
 
