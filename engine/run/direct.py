@@ -32,13 +32,11 @@ from engine.base.text import safe_text
 SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bundled games use < 20)
 
 
-class Suspend(Exception):
-    """The game stopped (a decision, or a hand-over to frames) inside a flow item: `frames`
-    collects, innermost first, the frame each item on the way up holds at that moment."""
-
-    def __init__(self, frames: list[dict]):
-        super().__init__()
-        self.frames = frames
+# Every item returns None when it has run to its end, or, when the game stopped inside it (a
+# decision, or a hand-over to frames), the list of frames held at that moment, innermost
+# first: each item on the way up adds its own frame and returns the list. (A return value, not
+# an exception: raising one through every level on the way up cost more than the frames.)
+Frames = list[dict] | None
 
 
 class Ended(Exception):
@@ -77,9 +75,9 @@ class Direct:
             frame = stack.pop()
             m._ended = False
             try:
-                self.resume(frame, len(stack) + 1)
-            except Suspend as s:
-                stack.extend(reversed(s.frames))
+                held = self.resume(frame, len(stack) + 1)
+                if held is not None:
+                    stack.extend(reversed(held))
             except Ended as e:
                 stack.clear()
                 m._sched = e.sched
@@ -90,36 +88,35 @@ class Direct:
                     raise
                 raise err from None
 
-    def resume(self, frame: dict, depth: int) -> None:
+    def resume(self, frame: dict, depth: int) -> Frames:
         """Run on the item of `frame` (at stack position `depth`) from where the frame says."""
         idx = frame["n"]
         node = self.nodes[idx]
         kind = node.kind
         if frame["i"] == 0 and "x" not in frame:
-            self.enter(idx, frame["v"], depth)
-            return
+            return self.enter(idx, frame["v"], depth)
         self._tick(node)
         if kind == "seq":
-            self._seq(idx, node, frame["v"], depth, frame["i"])
+            return self._seq(idx, node, frame["v"], depth, frame["i"])
         elif kind == "step":  # its body is done: only leaving it is left
-            self._leave_step(node, frame["v"], depth)
+            return self._leave_step(node, frame["v"], depth)
         elif kind == "repeat" or kind == "for":
-            self._loop(idx, node, frame["v"], depth, frame["i"], frame["x"])
+            return self._loop(idx, node, frame["v"], depth, frame["i"], frame["x"])
         elif kind == "while":
-            self._while(idx, node, frame["v"], depth, frame["i"])
+            return self._while(idx, node, frame["v"], depth, frame["i"])
         else:  # pragma: no cover - only these kinds keep a frame with a counter
             raise RuleError(f"cannot continue a flow item of kind {kind}", node.loc)
 
-    def enter(self, idx: int, v: dict, depth: int) -> None:
+    def enter(self, idx: int, v: dict, depth: int) -> Frames:
         """Run the item `idx` from its start with variables `v`, at stack position `depth`."""
         if depth > SPILL:
-            raise Suspend([{"n": idx, "i": 0, "v": v}])
+            return [{"n": idx, "i": 0, "v": v}]
         node = self.nodes[idx]
         meter = self.meter  # one unit of work per turn of the reference machine's loop (run_frames)
         meter.used += 1
         if meter.used > meter.limit:
             meter.over(node.loc)
-        _KINDS[node.kind](self, idx, node, v, depth)
+        return _KINDS[node.kind](self, idx, node, v, depth)
 
     def _tick(self, node: Any) -> None:
         # One unit of work per turn of the reference machine's loop: an item's later turns.
@@ -132,7 +129,7 @@ class Direct:
         if self.m._ended:
             raise Ended(sched)
 
-    def _scheduled(self, sched: list, depth: int, below: list[dict] | None = None) -> None:
+    def _scheduled(self, sched: list, depth: int, below: list[dict] | None = None) -> Frames:
         """Run the steps a rule scheduled, in order; on a stop, the ones not yet started (and
         `below`, the frames under them) wait as frames, as the reference machine pushed them.
         `depth` counts one more than the stack holds: a step that schedules itself nests Python
@@ -140,45 +137,44 @@ class Direct:
         Python's recursion limit. Where frames are made does not change what they are."""
         steps = self.m.model.steps
         for j, (name, args) in enumerate(sched):
-            try:
-                self.enter(steps[name], dict(args), depth)
-            except Suspend as s:
-                s.frames.extend({"n": steps[n], "i": 0, "v": dict(a)} for n, a in sched[j + 1:])
+            held = self.enter(steps[name], dict(args), depth)
+            if held is not None:
+                held.extend({"n": steps[n], "i": 0, "v": dict(a)} for n, a in sched[j + 1:])
                 if below:
-                    s.frames.extend(below)
-                raise
+                    held.extend(below)
+                return held
+        return None
 
     # ---- the kinds of item ----
     # Each runs from the turn after its first: `enter` (or `resume`) counted that one. Every
     # later turn of the reference machine comes after a body or child has run: `_tick` there.
 
-    def _seq(self, idx: int, node: Any, v: dict, depth: int, start: int = 0) -> None:
+    def _seq(self, idx: int, node: Any, v: dict, depth: int, start: int = 0) -> Frames:
         children = node.children
         for i in range(start, len(children)):
-            try:
-                self.enter(children[i], v, depth + 1)
-            except Suspend as s:
-                s.frames.append({"n": idx, "i": i + 1, "v": v})
-                raise
+            held = self.enter(children[i], v, depth + 1)
+            if held is not None:
+                held.append({"n": idx, "i": i + 1, "v": v})
+                return held
             self._tick(node)
+        return None
 
-    def _effect(self, idx: int, node: Any, v: dict, depth: int) -> None:
+    def _effect(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
         if node.fn is None:
-            return
+            return None
         m = self.m
         m._sched = []
         node.fn.fast(m._ctx(dict(v)))
         sched, m._sched = m._sched, []
         self._then(sched)
-        if sched:
-            self._scheduled(sched, depth + 1)
+        return self._scheduled(sched, depth + 1) if sched else None
 
-    def _call(self, idx: int, node: Any, v: dict, depth: int) -> None:
+    def _call(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
         m = self.m
         args = {k: store_value(fn.fast(m._ctx(v)), "a step's arguments") for k, fn in node.args.items()}
-        self.enter(m.model.steps[node.step or m._dispatched(node, v, args)], args, depth)
+        return self.enter(m.model.steps[node.step or m._dispatched(node, v, args)], args, depth)
 
-    def _step(self, idx: int, node: Any, v: dict, depth: int) -> None:
+    def _step(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
         m = self.m
         m.counts[node.label] = m.counts.get(node.label, 0) + 1
         if node.title:
@@ -191,25 +187,27 @@ class Direct:
             self._then(sched)
             if sched:
                 below = [{"n": node.body, "i": 0, "v": v}] if node.body >= 0 else []
-                self._scheduled(sched, depth + 1, [*below, {"n": idx, "i": 1, "v": v}])
+                held = self._scheduled(sched, depth + 1, [*below, {"n": idx, "i": 1, "v": v}])
+                if held is not None:
+                    return held
         if node.body >= 0:
-            try:
-                self.enter(node.body, v, depth + 1)
-            except Suspend as s:
-                s.frames.append({"n": idx, "i": 1, "v": v})
-                raise
+            held = self.enter(node.body, v, depth + 1)
+            if held is not None:
+                held.append({"n": idx, "i": 1, "v": v})
+                return held
         self._tick(node)
-        self._leave_step(node, v, depth)
+        return self._leave_step(node, v, depth)
 
-    def _leave_step(self, node: Any, v: dict, depth: int) -> None:
+    def _leave_step(self, node: Any, v: dict, depth: int) -> Frames:
         event = "after_" + node.label
         if event in self.m.model.triggers:
             sched = self.m._step_event(event, node, v)
             self._then(sched)
             if sched:
-                self._scheduled(sched, depth + 1)
+                return self._scheduled(sched, depth + 1)
+        return None
 
-    def _loop(self, idx: int, node: Any, v: dict, depth: int, start: int = 0, items: list | None = None) -> None:
+    def _loop(self, idx: int, node: Any, v: dict, depth: int, start: int = 0, items: list | None = None) -> Frames:
         m = self.m
         if items is None:
             items = m._loop_items(node, v)
@@ -223,48 +221,44 @@ class Direct:
                 inner[node.var] = value
             else:
                 inner = v
-            try:
-                self.enter(node.body, inner, depth + 1)
-            except Suspend as s:
-                s.frames.append({"n": idx, "i": i + 1, "v": v, "x": items})
-                raise
+            held = self.enter(node.body, inner, depth + 1)
+            if held is not None:
+                held.append({"n": idx, "i": i + 1, "v": v, "x": items})
+                return held
             self._tick(node)
+        return None
 
-    def _while(self, idx: int, node: Any, v: dict, depth: int, count: int = 0) -> None:
+    def _while(self, idx: int, node: Any, v: dict, depth: int, count: int = 0) -> Frames:
         m = self.m
         while True:
             m._while_guard(node, count)
             if not node.fn.fast(m._ctx(v)):
-                return
+                return None
             count += 1
-            try:
-                self.enter(node.body, v, depth + 1)
-            except Suspend as s:
-                s.frames.append({"n": idx, "i": count, "v": v})
-                raise
+            held = self.enter(node.body, v, depth + 1)
+            if held is not None:
+                held.append({"n": idx, "i": count, "v": v})
+                return held
             self._tick(node)
 
-    def _if(self, idx: int, node: Any, v: dict, depth: int) -> None:
+    def _if(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
         branch = node.body if node.fn.fast(self.m._ctx(v)) else node.other
-        if branch >= 0:
-            self.enter(branch, v, depth)
+        return self.enter(branch, v, depth) if branch >= 0 else None
 
-    def _choose(self, idx: int, node: Any, v: dict, depth: int) -> None:
+    def _choose(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
         m = self.m
         options, c = m._options(node, v)
         if not options or (len(options) == 1 and options[0] is None):
-            if node.other >= 0:
-                self.enter(node.other, v, depth)
-            return
+            return self.enter(node.other, v, depth) if node.other >= 0 else None
         player = m._chooser(node, c)
         if len(options) == 1:  # nothing to decide: take it without asking
-            if node.body >= 0:
-                inner = dict(v)
-                inner[node.var] = options[0]
-                self.enter(node.body, inner, depth)
-            return
+            if node.body < 0:
+                return None
+            inner = dict(v)
+            inner[node.var] = options[0]
+            return self.enter(node.body, inner, depth)
         m._ask(node, c, player, options)
-        raise Suspend([{"n": idx, "i": 0, "v": v}])
+        return [{"n": idx, "i": 0, "v": v}]
 
 
 _KINDS = {"seq": Direct._seq, "effect": Direct._effect, "call": Direct._call, "step": Direct._step,
