@@ -50,16 +50,35 @@ def _hidden_slots(sim: Game, player: str) -> list[Slot]:
     for name, vis in m.globals_visible.items():
         if vis != "all" and name in state["globals"]:
             slots.append((state["globals"], name, None, f"global:{name}"))
+    hidden = _hidden_fields(m)
+    players = state["players"]
+    kind_of = m.kind_of
     for eid, fields in state["ent"].items():
-        k = m.kinds["player"] if eid in state["players"] else m.kinds.get(m.kind_of.get(eid, ""))
-        if k is None:
+        kind = "player" if eid in players else kind_of.get(eid, "")
+        found = hidden.get(kind)
+        if found is None:
             continue
-        owner = eid if k.name == "player" else (fields.get(k.owner) if k.owner else None)
-        for f in fields:
-            vis = k.visible.get(f, "all")
-            if vis == "none" or (vis == "owner" and owner != player):
+        owner_field, secret = found
+        owner = eid if kind == "player" else (fields.get(owner_field) if owner_field else None)
+        for f, vis in secret:
+            if f in fields and (vis == "none" or owner != player):
                 slots.append((fields, f, owner, f"{f}/{owner}"))
     return slots
+
+
+def _hidden_fields(m: Any) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """Per kind with secrets: its owner field and its fields not visible to all, in the order
+    an entity of the kind holds them (made once per model: `determinize` runs every search
+    iteration)."""
+    got = m.derived.get("hidden_fields")
+    if got is None:
+        got = {}
+        for name, k in m.kinds.items():
+            secret = [(f, vis) for f, vis in k.visible.items() if vis != "all"]
+            if secret:
+                got[name] = (k.owner, secret)
+        m.derived["hidden_fields"] = got
+    return got
 
 
 def _entity_places(value: Any, container: Any, key: Any) -> list[tuple[Any, Any]]:

@@ -61,6 +61,9 @@ class Model:
     label: Callable | None = None  # display.label: how an option is shown to a person
     reads: frozenset[str] = frozenset()  # names and attributes the rule texts (checks too) mention
     hints: dict[str, Any] = field(default_factory=dict)  # hints for bots: prefer, versus, scale, round
+    # What the layers above make once per model and share between its games (the direct runner's
+    # code for the flow): kept here so that a model and its derived code live and die together.
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:

@@ -9,8 +9,10 @@ would hold at that moment. The stack is then exactly the reference machine's, so
 clones, views and the log's state hashes are the same byte for byte, and a saved game can be
 continued by either machine.
 
-Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run` locates
-whatever fails inside them, as the wrapper would (dsl/codegen.py `rule_error`).
+Each item of the flow is compiled once per model into a closure (`flow_code`): its children,
+rule functions and constants are bound in it, so running an item looks nothing up by name
+or kind. Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run`
+locates whatever fails inside them, as the wrapper would (dsl/codegen.py `rule_error`).
 
 Every count is kept as the reference machine keeps it: one unit of the work budget per item
 entered and per item left (its loop turns), the same rule calls in the same order, the same
@@ -23,6 +25,7 @@ limit (E002) is reported exactly where the reference machine reports it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dsl.codegen import rule_error
@@ -31,12 +34,18 @@ from engine.base.text import safe_text
 
 SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bundled games use < 20)
 
-
 # Every item returns None when it has run to its end, or, when the game stopped inside it (a
 # decision, or a hand-over to frames), the list of frames held at that moment, innermost
 # first: each item on the way up adds its own frame and returns the list. (A return value, not
 # an exception: raising one through every level on the way up cost more than the frames.)
 Frames = list[dict] | None
+
+# The code of one item: (machine, variables, stack position, start, items) -> Frames. With
+# `start` < 0 the item is entered afresh (its first unit of work, the spill check); otherwise
+# it continues from the counter its frame kept (`items`: the list a loop runs over).
+Code = Callable[[Any, dict, int, int, Any], Frames]
+
+_CONTINUED = ("seq", "step", "repeat", "for", "while")  # the kinds whose frames keep a counter
 
 
 class Ended(Exception):
@@ -49,22 +58,18 @@ class Ended(Exception):
 
 
 class Direct:
-    """Runs flow items of one machine as Python calls. `run()` of the machine uses it."""
+    """Runs the flow of one machine with the compiled items. `run()` of the machine uses it."""
 
     def __init__(self, machine: Any):  # a FlowMachine (engine/run/machine.py), which imports this module
         self.m = machine
-        self.nodes = machine.model.nodes
-        self.meter = machine.meter
-
-    # ---- the loop over what is left on the stack ----
+        self.code = flow_code(machine.model)
 
     def run(self) -> None:
         """Advance until a decision is pending or the game is over (FlowMachine.run)."""
         m = self.m
         state = m.state
         stack = state["flow"]
-        meter = m.meter
-        meter.used = 0
+        m.meter.used = 0
         while state["pending"] is None and not state["over"]:
             if not stack:
                 m._finish()
@@ -90,177 +95,245 @@ class Direct:
 
     def resume(self, frame: dict, depth: int) -> Frames:
         """Run on the item of `frame` (at stack position `depth`) from where the frame says."""
+        m = self.m
         idx = frame["n"]
-        node = self.nodes[idx]
-        kind = node.kind
         if frame["i"] == 0 and "x" not in frame:
-            return self.enter(idx, frame["v"], depth)
-        self._tick(node)
-        if kind == "seq":
-            return self._seq(idx, node, frame["v"], depth, frame["i"])
-        elif kind == "step":  # its body is done: only leaving it is left
-            return self._leave_step(node, frame["v"], depth)
-        elif kind == "repeat" or kind == "for":
-            return self._loop(idx, node, frame["v"], depth, frame["i"], frame["x"])
-        elif kind == "while":
-            return self._while(idx, node, frame["v"], depth, frame["i"])
-        else:  # pragma: no cover - only these kinds keep a frame with a counter
-            raise RuleError(f"cannot continue a flow item of kind {kind}", node.loc)
+            return self.code[idx](m, frame["v"], depth, -1, None)
+        node = m.model.nodes[idx]
+        if node.kind not in _CONTINUED:  # pragma: no cover - only these kinds keep a frame with a counter
+            raise RuleError(f"cannot continue a flow item of kind {node.kind}", node.loc)
+        _tick(m.meter, node.loc)  # the reference machine's turn that found the child done
+        return self.code[idx](m, frame["v"], depth, frame["i"], frame.get("x"))
 
-    def enter(self, idx: int, v: dict, depth: int) -> Frames:
-        """Run the item `idx` from its start with variables `v`, at stack position `depth`."""
-        if depth > SPILL:
-            return [{"n": idx, "i": 0, "v": v}]
-        node = self.nodes[idx]
-        meter = self.meter  # one unit of work per turn of the reference machine's loop (run_frames)
-        meter.used += 1
-        if meter.used > meter.limit:
-            meter.over(node.loc)
-        return _KINDS[node.kind](self, idx, node, v, depth)
 
-    def _tick(self, node: Any) -> None:
-        # One unit of work per turn of the reference machine's loop: an item's later turns.
-        meter = self.meter
-        meter.used += 1
-        if meter.used > meter.limit:
-            meter.over(node.loc)
+def flow_code(model: Any) -> list[Code]:
+    """The code of every item of `model`'s flow, made once per model and shared by its games."""
+    code = model.derived.get("direct")
+    if code is None:
+        code = model.derived["direct"] = _Compiler(model).all()
+    return code
 
-    def _then(self, sched: list) -> None:
-        if self.m._ended:
-            raise Ended(sched)
 
-    def _scheduled(self, sched: list, depth: int, below: list[dict] | None = None) -> Frames:
-        """Run the steps a rule scheduled, in order; on a stop, the ones not yet started (and
-        `below`, the frames under them) wait as frames, as the reference machine pushed them.
-        `depth` counts one more than the stack holds: a step that schedules itself nests Python
-        calls without growing the stack, and must reach the spill (and the budget), not
-        Python's recursion limit. Where frames are made does not change what they are."""
-        steps = self.m.model.steps
-        for j, (name, args) in enumerate(sched):
-            held = self.enter(steps[name], dict(args), depth)
-            if held is not None:
-                held.extend({"n": steps[n], "i": 0, "v": dict(a)} for n, a in sched[j + 1:])
-                if below:
-                    held.extend(below)
-                return held
-        return None
+def _tick(meter: Any, loc: Any) -> None:
+    meter.used += 1
+    if meter.used > meter.limit:
+        meter.over(loc)
 
-    # ---- the kinds of item ----
-    # Each runs from the turn after its first: `enter` (or `resume`) counted that one. Every
-    # later turn of the reference machine comes after a body or child has run: `_tick` there.
 
-    def _seq(self, idx: int, node: Any, v: dict, depth: int, start: int = 0) -> Frames:
-        children = node.children
-        for i in range(start, len(children)):
-            held = self.enter(children[i], v, depth + 1)
-            if held is not None:
-                held.append({"n": idx, "i": i + 1, "v": v})
-                return held
-            self._tick(node)
-        return None
+def _scheduled(m: Any, code: list[Code], sched: list, depth: int, below: list[dict] | None = None) -> Frames:
+    """Run the steps a rule scheduled, in order; on a stop, the ones not yet started (and
+    `below`, the frames under them) wait as frames, as the reference machine pushed them.
+    `depth` counts one more than the stack holds: a step that schedules itself nests Python
+    calls without growing the stack, and must reach the spill (and the budget), not
+    Python's recursion limit. Where frames are made does not change what they are."""
+    if m._ended:
+        raise Ended(sched)
+    steps = m.model.steps
+    for j, (name, args) in enumerate(sched):
+        held = code[steps[name]](m, dict(args), depth, -1, None)
+        if held is not None:
+            held.extend({"n": steps[n], "i": 0, "v": dict(a)} for n, a in sched[j + 1:])
+            if below:
+                held.extend(below)
+            return held
+    return None
 
-    def _effect(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
-        if node.fn is None:
-            return None
-        m = self.m
-        m._sched = []
-        node.fn.fast(m._ctx(dict(v)))
-        sched, m._sched = m._sched, []
-        self._then(sched)
-        return self._scheduled(sched, depth + 1) if sched else None
 
-    def _call(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
-        m = self.m
-        args = {k: store_value(fn.fast(m._ctx(v)), "a step's arguments") for k, fn in node.args.items()}
-        return self.enter(m.model.steps[node.step or m._dispatched(node, v, args)], args, depth)
+class _Compiler:
+    """Makes the closure of every item. Items of a step's body are a tree (each is built once,
+    children first); a call of a step finds the step's code in the shared list when it runs,
+    since steps may call each other, themselves included.
 
-    def _step(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
-        m = self.m
-        m.counts[node.label] = m.counts.get(node.label, 0) + 1
-        if node.title:
-            title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
-            title = safe_text(title) if isinstance(title, str) else title
-            m.recorder.record({"t": "step", "step": node.label, "title": title})
-        event = "before_" + node.label
-        if event in m.model.triggers:  # the steps it schedules run before the body
-            sched = m._step_event(event, node, v)
-            self._then(sched)
-            if sched:
-                below = [{"n": node.body, "i": 0, "v": v}] if node.body >= 0 else []
-                held = self._scheduled(sched, depth + 1, [*below, {"n": idx, "i": 1, "v": v}])
+    In each closure `start < 0` is the entry: the spill check and the item's first unit of
+    work, as `enter` of the reference machine's loop counts them. Later units (`_tick`) come
+    after a child has run, where the reference machine takes another turn."""
+
+    def __init__(self, model: Any):
+        self.nodes = model.nodes
+        self.code: list[Any] = [None] * len(model.nodes)
+
+    def all(self) -> list[Code]:
+        for idx in range(len(self.nodes)):
+            self.of(idx)
+        return self.code
+
+    def of(self, idx: int) -> Code:
+        if self.code[idx] is None:
+            node = self.nodes[idx]
+            self.code[idx] = getattr(self, "_" + ("loop" if node.kind in ("repeat", "for") else node.kind))(idx, node)
+        return self.code[idx]
+
+    def _opt(self, idx: int) -> Code | None:
+        return self.of(idx) if idx >= 0 else None
+
+    def _seq(self, idx: int, node: Any) -> Code:
+        children = tuple(self.of(i) for i in node.children)
+        loc = node.loc
+
+        def seq(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
+            meter = m.meter
+            if start < 0:
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
+                _tick(meter, loc)
+                start = 0
+            for i in range(start, len(children)):
+                held = children[i](m, v, depth + 1, -1, None)
                 if held is not None:
+                    held.append({"n": idx, "i": i + 1, "v": v})
                     return held
-        if node.body >= 0:
-            held = self.enter(node.body, v, depth + 1)
-            if held is not None:
-                held.append({"n": idx, "i": 1, "v": v})
-                return held
-        self._tick(node)
-        return self._leave_step(node, v, depth)
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
+            return None
+        return seq
 
-    def _leave_step(self, node: Any, v: dict, depth: int) -> Frames:
-        event = "after_" + node.label
-        if event in self.m.model.triggers:
-            sched = self.m._step_event(event, node, v)
-            self._then(sched)
-            if sched:
-                return self._scheduled(sched, depth + 1)
-        return None
+    def _effect(self, idx: int, node: Any) -> Code:
+        fn, loc, code = node.fn, node.loc, self.code
 
-    def _loop(self, idx: int, node: Any, v: dict, depth: int, start: int = 0, items: list | None = None) -> Frames:
-        m = self.m
-        if items is None:
-            items = m._loop_items(node, v)
-        for i in range(start, len(items)):
-            value = items[i]
-            if node.var_global:
-                m.state["globals"][node.var] = value
-                inner = v
-            elif node.var:
+        def effect(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
+            _tick(m.meter, loc)
+            if fn is None:
+                return None
+            m._sched = []
+            fn.fast(m._ctx(dict(v)))
+            sched, m._sched = m._sched, []
+            if sched or m._ended:
+                return _scheduled(m, code, sched, depth + 1)
+            return None
+        return effect
+
+    def _call(self, idx: int, node: Any) -> Code:
+        loc, code, step, args = node.loc, self.code, node.step, tuple(node.args.items())
+
+        def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
+            _tick(m.meter, loc)
+            given = {k: store_value(fn.fast(m._ctx(v)), "a step's arguments") for k, fn in args}
+            return code[m.model.steps[step or m._dispatched(node, v, given)]](m, given, depth, -1, None)
+        return call
+
+    def _step(self, idx: int, node: Any) -> Code:
+        loc, code, label = node.loc, self.code, node.label
+        body = self._opt(node.body)
+        before, after = "before_" + label, "after_" + label
+
+        def step(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
+            if start < 0:
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
+                _tick(m.meter, loc)
+                m.counts[label] = m.counts.get(label, 0) + 1
+                if node.title:
+                    title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
+                    title = safe_text(title) if isinstance(title, str) else title
+                    m.recorder.record({"t": "step", "step": label, "title": title})
+                if before in m.model.triggers:  # the steps it schedules run before the body
+                    sched = m._step_event(before, node, v)
+                    if sched or m._ended:
+                        below = [{"n": node.body, "i": 0, "v": v}] if body else []
+                        held = _scheduled(m, code, sched, depth + 1, [*below, {"n": idx, "i": 1, "v": v}])
+                        if held is not None:
+                            return held
+                if body:
+                    held = body(m, v, depth + 1, -1, None)
+                    if held is not None:
+                        held.append({"n": idx, "i": 1, "v": v})
+                        return held
+                _tick(m.meter, loc)
+            # its body is done: only leaving it is left
+            if after in m.model.triggers:
+                sched = m._step_event(after, node, v)
+                if sched or m._ended:
+                    return _scheduled(m, code, sched, depth + 1)
+            return None
+        return step
+
+    def _loop(self, idx: int, node: Any) -> Code:
+        loc, body, var, var_global = node.loc, self.of(node.body), node.var, node.var_global
+
+        def loop(m: Any, v: dict, depth: int, start: int, items: Any) -> Frames:
+            meter = m.meter
+            if start < 0:
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
+                _tick(meter, loc)
+                start = 0
+            if items is None:
+                items = m._loop_items(node, v)
+            for i in range(start, len(items)):
+                value = items[i]
+                if var_global:
+                    m.state["globals"][var] = value
+                    inner = v
+                elif var:
+                    inner = dict(v)
+                    inner[var] = value
+                else:
+                    inner = v
+                held = body(m, inner, depth + 1, -1, None)
+                if held is not None:
+                    held.append({"n": idx, "i": i + 1, "v": v, "x": items})
+                    return held
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
+            return None
+        return loop
+
+    def _while(self, idx: int, node: Any) -> Code:
+        loc, body, fn = node.loc, self.of(node.body), node.fn
+
+        def while_(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
+            if start < 0:
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
+                _tick(m.meter, loc)
+                start = 0
+            count = start
+            while True:
+                m._while_guard(node, count)
+                if not fn.fast(m._ctx(v)):
+                    return None
+                count += 1
+                held = body(m, v, depth + 1, -1, None)
+                if held is not None:
+                    held.append({"n": idx, "i": count, "v": v})
+                    return held
+                _tick(m.meter, loc)
+        return while_
+
+    def _if(self, idx: int, node: Any) -> Code:
+        loc, fn, then, other = node.loc, node.fn, self._opt(node.body), self._opt(node.other)
+
+        def if_(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
+            _tick(m.meter, loc)
+            branch = then if fn.fast(m._ctx(v)) else other
+            return branch(m, v, depth, -1, None) if branch else None
+        return if_
+
+    def _choose(self, idx: int, node: Any) -> Code:
+        loc, var, then, other = node.loc, node.var, self._opt(node.body), self._opt(node.other)
+
+        def choose(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
+            _tick(m.meter, loc)
+            options, c = m._options(node, v)
+            if not options or (len(options) == 1 and options[0] is None):
+                return other(m, v, depth, -1, None) if other else None
+            player = m._chooser(node, c)
+            if len(options) == 1:  # nothing to decide: take it without asking
+                if not then:
+                    return None
                 inner = dict(v)
-                inner[node.var] = value
-            else:
-                inner = v
-            held = self.enter(node.body, inner, depth + 1)
-            if held is not None:
-                held.append({"n": idx, "i": i + 1, "v": v, "x": items})
-                return held
-            self._tick(node)
-        return None
-
-    def _while(self, idx: int, node: Any, v: dict, depth: int, count: int = 0) -> Frames:
-        m = self.m
-        while True:
-            m._while_guard(node, count)
-            if not node.fn.fast(m._ctx(v)):
-                return None
-            count += 1
-            held = self.enter(node.body, v, depth + 1)
-            if held is not None:
-                held.append({"n": idx, "i": count, "v": v})
-                return held
-            self._tick(node)
-
-    def _if(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
-        branch = node.body if node.fn.fast(self.m._ctx(v)) else node.other
-        return self.enter(branch, v, depth) if branch >= 0 else None
-
-    def _choose(self, idx: int, node: Any, v: dict, depth: int) -> Frames:
-        m = self.m
-        options, c = m._options(node, v)
-        if not options or (len(options) == 1 and options[0] is None):
-            return self.enter(node.other, v, depth) if node.other >= 0 else None
-        player = m._chooser(node, c)
-        if len(options) == 1:  # nothing to decide: take it without asking
-            if node.body < 0:
-                return None
-            inner = dict(v)
-            inner[node.var] = options[0]
-            return self.enter(node.body, inner, depth)
-        m._ask(node, c, player, options)
-        return [{"n": idx, "i": 0, "v": v}]
-
-
-_KINDS = {"seq": Direct._seq, "effect": Direct._effect, "call": Direct._call, "step": Direct._step,
-          "repeat": Direct._loop, "for": Direct._loop, "while": Direct._while, "if": Direct._if,
-          "choose": Direct._choose}
+                inner[var] = options[0]
+                return then(m, inner, depth, -1, None)
+            m._ask(node, c, player, options)
+            return [{"n": idx, "i": 0, "v": v}]
+        return choose
