@@ -36,8 +36,16 @@ def _too_big() -> RuleError:
     return RuleError("this number is too large (more than 1,000 digits)", code="E003")
 
 
+_INT_LIMIT = 1 << MAX_INT_BITS  # numbers of more bits than MAX_INT_BITS reach it
+
+
 def _add(x: Any, y: Any) -> Any:
     # Doubling a list, a text or a number in a loop reaches any size in a few steps: bound it.
+    if type(x) is int and type(y) is int:  # the common case, without the checks below
+        r = x + y
+        if -_INT_LIMIT < r < _INT_LIMIT:
+            return r
+        raise _too_big()
     if type(x) in (str, list) and type(y) is type(x) and len(x) + len(y) > MAX_SEQUENCE:
         raise _too_long()
     r = x + y
@@ -191,6 +199,7 @@ class Unit:
         self.consts: dict[str, Any] = {}
         self._const_ids: dict[int, str] = {}
         self._temps = 0
+        self.static = False  # the text reads static attributes inline: its function needs `S`
 
     def temp(self) -> str:
         """A fresh name for a value an expression uses twice (`:=`)."""
@@ -219,6 +228,8 @@ class Unit:
         reads from its caller (flow variables, parameters)."""
         filename = f"<rule {next(_UNIT_IDS)}>"
         head = ["def __rule(c):", "    V = c.vars", "    G = c.g", "    E = c.ent"]
+        if self.static:
+            head.append("    S = c.model.static")
         head += [f"    v_{name} = V.get({name!r})" for name in loads]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
         if _nesting(source) > MAX_NESTING:

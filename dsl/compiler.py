@@ -660,9 +660,14 @@ class Compiler:
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
         if self._no_walrus:  # inside the list of a comprehension Python allows no `:=`
             return f"_attr(c, {obj}, {fname!r})"
-        # The common case inline (a state field of an entity), `_attr` for every other.
+        # The common case inline (a state field of an entity, or a static attribute where no kind
+        # has a state field of that name, so `_attr` would find it there), `_attr` for every other.
         o, d = self._unit.temp(), self._unit.temp()
-        return (f"({d}[{fname!r}] if _type({o} := {obj}) is _str and ({d} := E.get({o})) is not None "
+        table = "E"
+        if fname not in self.sym.fields and fname in self.sym.statics:
+            table = "S"
+            self._unit.static = True
+        return (f"({d}[{fname!r}] if _type({o} := {obj}) is _str and ({d} := {table}.get({o})) is not None "
                 f"and {fname!r} in {d} else _attr(c, {o}, {fname!r}))")
 
     def _x_call(self, node: Tree, scope: _Scope) -> str:
