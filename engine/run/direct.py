@@ -145,8 +145,10 @@ class _Compiler:
     since steps may call each other, themselves included.
 
     In each closure `start < 0` is the entry: the spill check and the item's first unit of
-    work, as `enter` of the reference machine's loop counts them. Later units (`_tick`) come
-    after a child has run, where the reference machine takes another turn."""
+    work, as the reference machine's loop counts them. Later units come after a child has run,
+    where the reference machine takes another turn. Each unit is counted inline (`meter.used
+    += 1`), not by calling `_tick`: a Python call per item costs as much as the item's own
+    bookkeeping."""
 
     def __init__(self, model: Any):
         self.nodes = model.nodes
@@ -175,7 +177,9 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                _tick(meter, loc)
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
                 start = 0
             for i in range(start, len(children)):
                 held = children[i](m, v, depth + 1, -1, None)
@@ -194,11 +198,16 @@ class _Compiler:
         def effect(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
+            meter = m.meter
+            meter.used += 1
+            if meter.used > meter.limit:
+                meter.over(loc)
             if fn is None:
                 return None
             m._sched = []
-            fn.fast(m._ctx(dict(v)))
+            c = m._c
+            c.vars = dict(v)
+            fn.fast(c)
             sched, m._sched = m._sched, []
             if sched or m._ended:
                 return _scheduled(m, code, sched, depth + 1)
@@ -211,8 +220,13 @@ class _Compiler:
         def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
-            given = {k: store_value(fn.fast(m._ctx(v)), "a step's arguments") for k, fn in args}
+            meter = m.meter
+            meter.used += 1
+            if meter.used > meter.limit:
+                meter.over(loc)
+            c = m._c
+            c.vars = v
+            given = {k: store_value(fn.fast(c), "a step's arguments") for k, fn in args}
             return code[m.model.steps[step or m._dispatched(node, v, given)]](m, given, depth, -1, None)
         return call
 
@@ -225,7 +239,10 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                _tick(m.meter, loc)
+                meter = m.meter
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
                 m.counts[label] = m.counts.get(label, 0) + 1
                 if node.title:
                     title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
@@ -243,7 +260,10 @@ class _Compiler:
                     if held is not None:
                         held.append({"n": idx, "i": 1, "v": v})
                         return held
-                _tick(m.meter, loc)
+                meter = m.meter
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
             # its body is done: only leaving it is left
             if after in m.model.triggers:
                 sched = m._step_event(after, node, v)
@@ -260,7 +280,9 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                _tick(meter, loc)
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
                 start = 0
             if items is None:
                 items = m._loop_items(node, v)
@@ -291,19 +313,27 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                _tick(m.meter, loc)
+                meter = m.meter
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
                 start = 0
             count = start
             while True:
                 m._while_guard(node, count)
-                if not fn.fast(m._ctx(v)):
+                c = m._c
+                c.vars = v
+                if not fn.fast(c):
                     return None
                 count += 1
                 held = body(m, v, depth + 1, -1, None)
                 if held is not None:
                     held.append({"n": idx, "i": count, "v": v})
                     return held
-                _tick(m.meter, loc)
+                meter = m.meter
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
         return while_
 
     def _if(self, idx: int, node: Any) -> Code:
@@ -312,8 +342,13 @@ class _Compiler:
         def if_(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
-            branch = then if fn.fast(m._ctx(v)) else other
+            meter = m.meter
+            meter.used += 1
+            if meter.used > meter.limit:
+                meter.over(loc)
+            c = m._c
+            c.vars = v
+            branch = then if fn.fast(c) else other
             return branch(m, v, depth, -1, None) if branch else None
         return if_
 
@@ -323,7 +358,10 @@ class _Compiler:
         def choose(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
+            meter = m.meter
+            meter.used += 1
+            if meter.used > meter.limit:
+                meter.over(loc)
             options, c = m._options(node, v)
             if not options or (len(options) == 1 and options[0] is None):
                 return other(m, v, depth, -1, None) if other else None

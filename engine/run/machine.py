@@ -52,7 +52,8 @@ class FlowMachine:
         self.meter = Meter()  # the work budget between two decisions, shared by every rule run here
         self._ended = False  # end_game ran (the direct runner stops at once)
         self._direct = Direct(self)
-        self._c: Ctx | None = None
+        # The context every rule the flow runs sees: one per game, reused (`_ctx`).
+        self._c = Ctx(state, model, self, {}, meter=self.meter)
 
     @property
     def silent(self) -> bool:
@@ -206,8 +207,6 @@ class FlowMachine:
         """The context a rule of the flow runs in. One per game, reused: a rule's calls restore
         the variables they change, and nothing keeps a context after its rule returned."""
         c = self._c
-        if c is None or c.state is not self.state:
-            c = self._c = Ctx(self.state, self.model, self, vars, meter=self.meter)
         c.vars = vars
         return c
 
