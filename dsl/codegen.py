@@ -113,15 +113,6 @@ def _state_of(c: Ctx, o: Any, f: str) -> dict:
     return d
 
 
-def _set_attr(c: Ctx, o: Any, f: str, v: Any) -> None:
-    _state_of(c, o, f)[f] = store_value(v)
-
-
-def _aug_attr(c: Ctx, o: Any, f: str, op: Callable, v: Any) -> None:
-    d = _state_of(c, o, f)
-    d[f] = op(d[f], v)
-
-
 def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> None:
     writable(c, d, "setting an item")
     if isinstance(d, dict):
@@ -180,8 +171,8 @@ def _spaces(c: Ctx) -> list:
 
 BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
-    "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr, "_set_attr": _set_attr,
-    "_aug_attr": _aug_attr, "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
+    "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
+    "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str,  # for the inline read of a field (compiler `_x_getattr`)
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},

@@ -476,9 +476,15 @@ class Compiler:
                         "in the kind to track it") if fname in self.sym.statics else \
                     did_you_mean(fname, self.sym.fields)
                 raise _CompileError("D106", f"`{fname}` is not a state field of any kind", loc, hint)
-            if op:
-                return f"_aug_attr(c, {obj}, {fname!r}, {fn}, {value})"
-            return f"_set_attr(c, {obj}, {fname!r}, {value})"
+            # Inline, on one line (so a failure keeps its location): the object, then the
+            # value, then the entity's state dict (`_state_of` for every case but the common one).
+            u = self._unit
+            o, x, d = u.temp(), u.temp(), u.temp()
+            f = repr(fname)
+            found = (f"{d} = ({d} if _type({o}) is _str and ({d} := E.get({o})) is not None and {f} in {d} "
+                     f"else _state_of(c, {o}, {f}))")
+            store = f"{fn}({d}[{f}], {x})" if op else f"_copy({x})"
+            return f"{o} = {obj}; {x} = {value}; {found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
         return f"_set_item(c, {cont}, {key}, {value}{', ' + fn if op else ''})"
