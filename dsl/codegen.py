@@ -174,7 +174,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
     "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
-    "_type": type, "_str": str,  # for the inline read of a field (compiler `_x_getattr`)
+    "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 

@@ -666,15 +666,19 @@ class Compiler:
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
         if self._no_walrus:  # inside the list of a comprehension Python allows no `:=`
             return f"_attr(c, {obj}, {fname!r})"
-        # The common case inline (a state field of an entity, or a static attribute where no kind
-        # has a state field of that name, so `_attr` would find it there), `_attr` for every other.
+        # The common case inline, `_attr` for every other: a state field of an entity; a static
+        # attribute where no kind has a state field of that name (so `_attr` would find it
+        # there); a key of a map where the name is neither (only `id` is then found on an id).
         o, d = self._unit.temp(), self._unit.temp()
-        table = "E"
-        if fname not in self.sym.fields and fname in self.sym.statics:
-            table = "S"
-            self._unit.static = True
-        return (f"({d}[{fname!r}] if _type({o} := {obj}) is _str and ({d} := {table}.get({o})) is not None "
-                f"and {fname!r} in {d} else _attr(c, {o}, {fname!r}))")
+        f = repr(fname)
+        if fname in self.sym.fields or fname in self.sym.statics:
+            table = "E"
+            if fname not in self.sym.fields:
+                table = "S"
+                self._unit.static = True
+            return (f"({d}[{f}] if _type({o} := {obj}) is _str and ({d} := {table}.get({o})) is not None "
+                    f"and {f} in {d} else _attr(c, {o}, {f}))")
+        return f"({o}[{f}] if _type({o} := {obj}) is _dict and {f} in {o} else _attr(c, {o}, {f}))"
 
     def _x_call(self, node: Tree, scope: _Scope) -> str:
         name_tok = node.children[0]
