@@ -7,8 +7,6 @@ are collected as diagnostics; nothing here runs game code.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from typing import Any
 
@@ -265,11 +263,9 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     reads = frozenset(comp.mentioned)  # for R011 (engine/model/unused.py)
     if diags.errors:
         return None
-    fingerprint = _fingerprint(combo, res)
     model = Model(combo, res, kinds, kind_of, static, board, collections, globals_, globals_visible,
                   functions, procedures, triggers, modifiers, modifier_params, fc.nodes, fc.step_index, root,
-                  score, tiebreak, evaluate, status, list(display.get("player_names") or []), fingerprint, sym,
-                  checks)
+                  score, tiebreak, evaluate, status, list(display.get("player_names") or []), sym, checks)
     model.frozen_ids = _container_ids(sym.constants.values())
     model.label = label
     model.reads = reads
@@ -362,25 +358,6 @@ def _check_constant_names(data: dict, kinds: dict[str, Kind], board: Board | Non
             if keys and all(isinstance(x, str) for x in keys):
                 check([(x, loc_of(value, x, key=True)) for x in keys], where)
             stack.extend((x, f"{where}.{k}", depth + 1) for k, x in value.items())
-
-
-def _fingerprint(combo: Combo, res: Resolved) -> str:
-    """A short hash of the resolved ruleset and options: saves and logs name it so that a
-    game is never continued under different rules."""
-    try:
-        blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
-    except TypeError:  # a mapping mixing number and text keys ({3: 20, default: 14}) cannot be sorted
-        blob = json.dumps([combo.name, combo.options, _text_keys(res.data)], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def _text_keys(x: Any) -> Any:
-    """`x` with every mapping key written as text (numbers tagged, so `3` and `"3"` stay apart)."""
-    if isinstance(x, dict):
-        return {(k if isinstance(k, str) else f"\u0000{type(k).__name__}:{k}"): _text_keys(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_text_keys(v) for v in x]
-    return x
 
 
 _PLAYER_ID = re.compile(r"P[0-9]+")
