@@ -407,3 +407,51 @@ def test_a_second_validation_reads_every_file_from_the_cache(tmp_path):
     first, again = _python(code, env=env), _python(code, env=env)
     assert first.returncode == again.returncode == 0, first.stderr + again.stderr
     assert first.stdout.split() == ["0", "True"] and again.stdout.split() == ["0", "False"]
+
+
+def _nesting_by_characters(source: str) -> int:
+    """The specification of codegen._nesting: one character at a time."""
+    depth = deepest = 0
+    quote, escaped = "", False
+    for ch in source:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bracket_nesting_skips_strings_as_a_character_scan_does(seed):
+    from dsl.codegen import _nesting
+    rng = random.Random(seed)
+    fixed = ["", "((", "'((' + (x)", '"\\"((" [', "'unclosed ((", "'a\\\\' (", "'\\", "f(g[h{1}])", ")))(("]
+    texts = fixed + ["".join(rng.choice("()[]{}'\"\\ax\n") for _ in range(rng.randint(0, 40))) for _ in range(5000)]
+    for text in texts:
+        assert _nesting(text) == _nesting_by_characters(text), repr(text)
+
+
+def test_validation_leaves_no_young_objects_to_scan_and_restores_collection():
+    import gc
+
+    from engine.model.validate import _fewer_collections, validate_targets
+    before = gc.get_threshold()
+    diags, checked = validate_targets([str(ROOT / "rulesets" / "shogun")])
+    assert checked and not diags.errors
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    # What validation made and kept goes to the oldest generation unscanned (docs/performance.md),
+    # so that the next allocation does not start one collection scanning all of it.
+    with _fewer_collections():
+        kept = [[i] for i in range(20_000)]
+    oldest = {id(x) for x in gc.get_objects(generation=2)}
+    assert all(id(x) in oldest for x in kept)
