@@ -455,3 +455,29 @@ def test_validation_leaves_no_young_objects_to_scan_and_restores_collection():
         kept = [[i] for i in range(20_000)]
     oldest = {id(x) for x in gc.get_objects(generation=2)}
     assert all(id(x) in oldest for x in kept)
+
+
+def test_a_patched_content_found_valid_is_not_checked_again_and_errors_always_are(monkeypatch):
+    import engine.loading.layering as layering
+    from engine.base.diagnostics import Diagnostics
+    from engine.loading.package import resolve_combo
+    checked = []
+    real = layering.check_data
+    monkeypatch.setattr(layering, "check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
+
+    def resolve_twice(combo_text: str) -> list[list[str]]:
+        found = []
+        with layering.reading_cache():
+            for _ in range(2):
+                diags = Diagnostics()
+                combo = resolve_combo(combo_text, diags, {}, 2)
+                layering.resolve(combo, diags)
+                found.append([f"{d.code} {d.loc} {d.message}" for d in diags])
+        return found
+
+    ok = resolve_twice(f"{ROOT}/tests/rulesets/mini-map+{ROOT}/tests/rulesets/mini-map-plus")
+    assert ok == [[], []] and len(checked) == 1  # the same patched sections: checked once
+    checked.clear()
+    bad = resolve_twice(f"{ROOT}/tests/rulesets/race+{ROOT}/tests/broken/patch-bad-value")
+    assert len(checked) == 2 and bad[0] == bad[1]  # a problem is found again, at the same place
+    assert any("S004" in d and "after patches" in d for d in bad[0])

@@ -173,8 +173,9 @@ _CACHE: ContextVar[dict | None] = ContextVar("daimyo_reading_cache", default=Non
 
 @contextmanager
 def reading_cache() -> Iterator[None]:
-    """Within this block, each data file and manifest is read and schema-checked once
-    (validation builds the same files for several option values and combos)."""
+    """Within this block, each data file and manifest is read and schema-checked once, and each
+    valid content of the sections patches change is checked once (`check_resolved`): validation
+    builds the same files for several option values and combos."""
     token = _CACHE.set({})
     try:
         with package_cache():
@@ -590,4 +591,18 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
         origin = res.origin(dotted)
         return origin[1] if origin else Loc()
 
-    return check_data("ruleset", data, diags, locate, "after patches: ")
+    # Within `reading_cache()`, a patched content found valid once is not checked again: the
+    # builds of one combo for several option values mostly patch the same sections the same way.
+    # Only "valid" is remembered (it adds no diagnostic, wherever the data is written); the key
+    # is the data's repr, which tells apart every type the schema does (1, 1.0, True, "1").
+    memo, key = _CACHE.get(), None
+    if memo is not None:
+        key = ("valid after patches", repr(data))
+        if "[...]" in key[1] or "{...}" in key[1]:  # a structure inside itself: never remembered
+            key = None
+        elif key in memo:
+            return True
+    ok = check_data("ruleset", data, diags, locate, "after patches: ")
+    if ok and key is not None:
+        memo[key] = True
+    return ok
