@@ -481,3 +481,55 @@ def test_a_patched_content_found_valid_is_not_checked_again_and_errors_always_ar
     bad = resolve_twice(f"{ROOT}/tests/rulesets/race+{ROOT}/tests/broken/patch-bad-value")
     assert len(checked) == 2 and bad[0] == bad[1]  # a problem is found again, at the same place
     assert any("S004" in d and "after patches" in d for d in bad[0])
+
+
+def test_the_grammar_names_file_matches_the_grammar():
+    """dsl/names.json (the rule and terminal names the parse cache checks entries against) is
+    what lark reads from dsl/daimyo.lark; after editing the grammar, write it again (dsl/tree.py)."""
+    from dsl.tree import NAMES_FILE, grammar_text, known_names, names_of
+    written = json.loads((ROOT / "dsl" / NAMES_FILE).read_text(encoding="utf-8"))
+    assert written == names_of(compiler.parser(), grammar_text())
+    terminals, rules = known_names(grammar_text())
+    assert dict(terminals)["NAME"] and "binop" in rules
+    assert known_names(grammar_text() + "\n// edited\n") is None  # another grammar: lark is asked
+
+
+def test_a_warm_validation_does_not_import_lark_and_a_cold_one_says_the_same(tmp_path):
+    code = ("import sys, json; from engine.model.validate import validate_targets; "
+            "d, _ = validate_targets(['tests/rulesets/mini-map+tests/broken/dsl-unknown-id', "
+            "'tests/rulesets/race+tests/broken/dsl-syntax-unclosed', "
+            "'tests/rulesets/race+tests/broken/dsl-syntax-text-insert']); "
+            "print(json.dumps([[x.code, str(x.loc), x.message, x.hint] for x in d.sorted()])); "
+            "print('lark' in sys.modules)")
+    runs = [_python(code, env={"XDG_CACHE_HOME": str(tmp_path)}) for _ in range(2)]
+    runs.append(_python(code, env={"DAIMYO_NO_CACHE": "1"}))
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr
+    first, warm, uncached = (r.stdout.splitlines() for r in runs)
+    assert first[0] == warm[0] == uncached[0]
+    assert sorted(d[0] for d in json.loads(first[0])) == ["D001", "D001", "D101"]
+    # The syntax errors are parsed again in every run (failures are not kept): lark then loads.
+    assert [first[1], uncached[1]] == ["True", "True"]
+    # A text with a problem is parsed again too (a cached tree must compile cleanly to be used);
+    # clean packages whose trees are all in the cache never load lark.
+    clean = _python(code.replace("'tests/rulesets/mini-map+tests/broken/dsl-unknown-id', "
+                                 "'tests/rulesets/race+tests/broken/dsl-syntax-unclosed', "
+                                 "'tests/rulesets/race+tests/broken/dsl-syntax-text-insert'",
+                                 "'tests/rulesets/mini-map', 'tests/rulesets/race'"),
+                    env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert clean.stdout.splitlines() == ["[]", "False"]
+
+
+def test_a_tree_from_lark_deeper_than_the_stack_converts():
+    from lark import Token as LarkToken
+    from lark import Tree as LarkTree
+
+    from dsl.tree import Token, Tree, from_lark
+    deep = LarkTree("expression", [LarkToken("NAME", "x", 0, 1, 1)])
+    for _ in range(5 * sys.getrecursionlimit()):
+        deep = LarkTree("neg", [deep])
+    tree = from_lark(deep)
+    depth = 0
+    while isinstance(tree, Tree):
+        tree, depth = tree.children[0], depth + 1
+    assert isinstance(tree, Token) and (tree, tree.type, tree.line, tree.column) == ("x", "NAME", 1, 1)
+    assert depth == 5 * sys.getrecursionlimit() + 1
