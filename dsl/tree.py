@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 NAMES_FILE = "names.json"
@@ -81,7 +81,7 @@ def from_lark(root: Any) -> Tree | Token:
 
 
 def grammar_text() -> str:
-    return resources.files("dsl").joinpath("daimyo.lark").read_text(encoding="utf-8")
+    return Path(__file__).with_name("daimyo.lark").read_text(encoding="utf-8")
 
 
 def names_of(parser: Any, grammar: str) -> dict:
@@ -96,7 +96,7 @@ def known_names(grammar: str) -> tuple[list[tuple[str, str]], list[str]] | None:
     """(terminals with their patterns, rule names) of `grammar` from `names.json`; None if that
     file is missing, damaged or written for another grammar (the caller asks lark instead)."""
     try:
-        doc = json.loads(resources.files("dsl").joinpath(NAMES_FILE).read_text(encoding="utf-8"))
+        doc = json.loads(Path(__file__).with_name(NAMES_FILE).read_text(encoding="utf-8"))
         if doc["grammar_sha256"] != hashlib.sha256(grammar.encode()).hexdigest():
             return None
         terminals = [(str(name), str(pattern)) for name, pattern in doc["terminals"]]

@@ -533,3 +533,16 @@ def test_a_tree_from_lark_deeper_than_the_stack_converts():
         tree, depth = tree.children[0], depth + 1
     assert isinstance(tree, Token) and (tree, tree.type, tree.line, tree.column) == ("x", "NAME", 1, 1)
     assert depth == 5 * sys.getrecursionlimit() + 1
+
+
+def test_our_data_folders_are_found_as_importlib_resources_finds_them():
+    from importlib import resources
+
+    from engine.base.files import package_dir
+    for name in ("rulesets", "schemas", "dsl"):
+        assert package_dir(name) == Path(str(resources.files(name)))
+    with pytest.raises(ModuleNotFoundError):
+        package_dir("no_such_daimyo_package")
+    out = _python("import sys; from engine.cli import main; main(['validate', 'shogun']); "
+                  "print('importlib.resources' in sys.modules)")
+    assert out.stdout.splitlines()[-1] == "False", out.stderr
