@@ -546,3 +546,32 @@ def test_our_data_folders_are_found_as_importlib_resources_finds_them():
     out = _python("import sys; from engine.cli import main; main(['validate', 'shogun']); "
                   "print('importlib.resources' in sys.modules)")
     assert out.stdout.splitlines()[-1] == "False", out.stderr
+
+
+@pytest.mark.parametrize("name", ["plan", "3", 3, "", "label", None])
+def test_an_item_answers_to_the_names_it_lists(name):
+    from engine.loading.layering import _answers_to, _item_names
+    items = ["plan", "3", 3, "", {"step": "plan"}, {"label": "plan", "step": "x"}, {"name": 3},
+             {"name": "3", "step": 4}, {"label": None, "step": "label"}, [], None, {"do": ["plan"]}]
+    for item in items:
+        assert _answers_to(item, name) == (name in _item_names(item)), item
+
+
+def test_the_initial_state_shares_no_list_or_map_between_entities():
+    """initial_state copies each kind's fields once as plain data, then per item (a plain dict
+    copy when every field is a scalar): no two entities, and no entity and the model, share a
+    container, so a move that changes one entity's list changes only that."""
+    from engine import load
+    from engine.model.checks import initial_state
+    model = load("shogun")
+    state = initial_state(model, 4)
+    seen: set[int] = set()
+    stack = [state]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, dict)):
+            assert id(v) not in seen and id(v) not in model.frozen_ids
+            seen.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    assert all(type(e) is dict for e in state["ent"].values())
+    assert len(state["ent"]) > 40 and json.dumps(state) == json.dumps(initial_state(model, 4))

@@ -481,7 +481,7 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
         lists = [(path, lst) for path, lst in lists if path == scope]
     else:
         scope, bare = "", name
-    found = [(p, lst) for p, lst in lists if any(bare in _item_names(x) for x in lst)]
+    found = [(p, lst) for p, lst in lists if any(_answers_to(x, bare) for x in lst)]
     if not found:
         if not res.incomplete:
             names = [n for _, lst in lists for x in lst for n in _item_names(x)]
@@ -499,7 +499,7 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
                   hint=f"name it with its list, like {named} (or give a flow item a unique `label`)")
         return None
     path, lst = found[0]
-    return path, lst, next(i for i, x in enumerate(lst) if bare in _item_names(x)), bare
+    return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare
 
 
 def _unnamed_hint(data: dict, text: str) -> str:
@@ -529,6 +529,19 @@ def _item_names(item: Any) -> tuple[str, ...]:
     if isinstance(item, dict):
         return tuple(item[k] for k in ("label", "step", "name") if isinstance(item.get(k), str))
     return ()
+
+
+def _answers_to(item: Any, name: Any) -> bool:
+    """`name in _item_names(item)`, without building the tuple (patches look through every
+    item of every flow list for each insert, in each build)."""
+    if isinstance(item, str):
+        return item == name
+    if isinstance(item, dict):
+        for key in ("label", "step", "name"):
+            value = item.get(key)
+            if isinstance(value, str) and value == name:
+                return True
+    return False
 
 
 def _step_name(item: Any) -> str | None:
