@@ -293,8 +293,10 @@ class Compiler:
                 self.mentioned |= self._used
                 self._used = None
         # The same text, at the same place, compiles to the same closure wherever each name it
-        # looked up means the same: reuse it.
-        key = (src, loc, start, frozenset(local_names), pure, what, pieces)
+        # looked up means the same: reuse it. (Places as plain tuples: hashing and comparing a
+        # Loc runs Python code, and this runs for every text of every build.)
+        key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
+               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
             if tuple(map(self._meaning, names)) == meanings:
