@@ -221,7 +221,10 @@ class Unit:
         head = ["def __rule(c):", "    V = c.vars", "    G = c.g", "    E = c.ent"]
         head += [f"    v_{name} = V.get({name!r})" for name in loads]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
-        if _nesting(source) > MAX_NESTING:
+        # The depth is at most the number of opening brackets: count them first (in C), and
+        # scan only a source that has more than the limit.
+        opening = source.count("(") + source.count("[") + source.count("{")
+        if opening > MAX_NESTING and _nesting(source) > MAX_NESTING:
             raise SyntaxError("nested too deeply")  # reported as D002 by the compiler
         namespace = dict(BASE_NAMESPACE)
         namespace.update(self.consts)
