@@ -575,3 +575,28 @@ def test_the_initial_state_shares_no_list_or_map_between_entities():
             stack.extend(v.values() if isinstance(v, dict) else v)
     assert all(type(e) is dict for e in state["ent"].values())
     assert len(state["ent"]) > 40 and json.dumps(state) == json.dumps(initial_state(model, 4))
+
+
+def test_a_clean_board_is_built_once_per_validation_and_a_board_with_problems_every_time(monkeypatch):
+    import engine.model.build  # noqa: F401  (the module: `engine.model.build` is also a function)
+    from engine.base.diagnostics import Diagnostics
+    from engine.model.validate import validate_targets
+    build_mod = sys.modules["engine.model.build"]
+    built = []
+    real = build_mod.build_board
+    monkeypatch.setattr(build_mod, "build_board", lambda *a, **k: built.append(1) or real(*a, **k))
+    from engine.loading.package import resolve_combo
+    from engine.model.validate import variants
+    builds = len(variants(resolve_combo(str(ROOT / "rulesets" / "shogun"), Diagnostics(), {}, None)))
+    diags, checked = validate_targets([str(ROOT / "rulesets" / "shogun")])
+    assert len(checked) == 1 and not diags.errors
+    assert builds >= 3 and len(built) == 2  # one map per side (sun, moon), whatever the other options
+    built.clear()
+    bad = f"{ROOT}/tests/broken/board-self-link"
+    first, _ = validate_targets([bad])
+    assert first.errors and len(built) >= 1
+    with build_mod.board_cache():
+        for _ in range(2):
+            again = Diagnostics()
+            build_mod.build(bad, {}, None, again)
+            assert [d.render() for d in again] == [d.render() for d in first]  # found again, each time

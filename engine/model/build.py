@@ -8,6 +8,9 @@ are collected as diagnostics; nothing here runs game code.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from dsl.compiler import BUILTIN_NAMES, Callable_, Compiler, Symbols
@@ -77,7 +80,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             where = [loc for path, (_, loc) in res.provenance.items() if path.startswith("board.") and loc.line]
             section = copy_map(section)
             section.loc = where[0] if where else section.loc
-        board = build_board(section, diags)
+        board = _board(section, diags)
         sk = data["board"].get("space_kind")
         if board is not None:
             if not sk:
@@ -272,6 +275,39 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     model.hints = bot_hints
     run_checks(model, checks, diags)
     return None if diags.errors else model
+
+
+# Within `board_cache()` (validation), a board section that built cleanly is built once: the
+# builds of one base game for each option value and expansion mostly share one map.
+_BOARDS: ContextVar[dict | None] = ContextVar("daimyo_board_cache", default=None)
+
+
+@contextmanager
+def board_cache() -> Iterator[None]:
+    """Within this block, a board section equal to one already built without any diagnostic
+    gives that same Board (read-only). For validation: its models share boards."""
+    token = _BOARDS.set({})
+    try:
+        yield
+    finally:
+        _BOARDS.reset(token)
+
+
+def _board(section: dict, diags: Diagnostics) -> Board | None:
+    """build_board, remembered within `board_cache()`. Only a clean build is kept (a Board holds
+    no locations, so the same content gives the same Board wherever it is written); the key is
+    the section's repr, which tells apart every type the checks do."""
+    memo = _BOARDS.get()
+    key = repr(section) if memo is not None else ""
+    if memo is None or "[...]" in key or "{...}" in key:
+        return build_board(section, diags)
+    if key in memo:
+        return memo[key]
+    mark = len(diags.items)
+    board = build_board(section, diags)
+    if board is not None and len(diags.items) == mark:
+        memo[key] = board
+    return board
 
 
 def _container_ids(values: Any) -> frozenset[int]:
