@@ -481,6 +481,38 @@ def test_a_patched_content_found_valid_is_not_checked_again_and_errors_always_ar
     bad = resolve_twice(f"{ROOT}/tests/rulesets/race+{ROOT}/tests/broken/patch-bad-value")
     assert len(checked) == 2 and bad[0] == bad[1]  # a problem is found again, at the same place
     assert any("S004" in d and "after patches" in d for d in bad[0])
+    # What is remembered is each section, or each entry of a section whose schema checks entries
+    # one by one: right while the schema's top level only says "a mapping of these sections".
+    top = json.loads((ROOT / "schemas" / "ruleset.schema.json").read_text(encoding="utf-8"))
+    assert set(top) - {"$schema", "$id", "title", "description", "$defs"} == \
+        {"type", "additionalProperties", "properties"}
+    assert top["type"] == "object" and top["additionalProperties"] is False
+
+
+def test_a_patched_entry_found_valid_is_not_checked_again_in_another_combo(monkeypatch):
+    import engine.loading.layering as layering
+    from engine.base.diagnostics import Diagnostics
+    checked = []
+    real = layering.check_data
+    monkeypatch.setattr(layering, "check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
+    a, b, c = {"do": "x = 1"}, {"do": "x = 2"}, {"flow": ["a"]}
+
+    def check(steps: dict) -> list[str]:
+        res = layering.Resolved(layering._empty_data())
+        res.data["steps"] = steps
+        res.patched_sections = {"steps"}
+        diags = Diagnostics()
+        layering.check_resolved(res, diags)
+        return [d.code for d in diags]
+
+    with layering.reading_cache():
+        assert check({"a": a, "b": b}) == [] and len(checked) == 1
+        assert check({"a": a, "c": c}) == [] and len(checked) == 2  # `c` is new: the whole check
+        assert check({"c": c, "b": b, "a": a}) == [] and len(checked) == 2  # every entry known
+        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and len(checked) == 3
+        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and len(checked) == 4  # errors: every time
+        check({"a": {"do": "x = 2"}})
+        assert len(checked) == 5  # a known name with another content is checked again
 
 
 def test_the_grammar_names_file_matches_the_grammar():

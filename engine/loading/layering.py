@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.loading.package import Combo, Package, ordered_before, package_cache, same_value
-from engine.loading.schema import check_data, check_datafile
+from engine.loading.schema import check_data, check_datafile, schema
 from engine.loading.yamlcache import load_yaml_cached
 from engine.loading.yamlio import LocDict, LocList, loc_of
 
@@ -604,18 +604,41 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
         origin = res.origin(dotted)
         return origin[1] if origin else Loc()
 
-    # Within `reading_cache()`, a patched content found valid once is not checked again: the
-    # builds of one combo for several option values mostly patch the same sections the same way.
-    # Only "valid" is remembered (it adds no diagnostic, wherever the data is written); the key
-    # is the data's repr, which tells apart every type the schema does (1, 1.0, True, "1").
-    memo, key = _CACHE.get(), None
-    if memo is not None:
-        key = ("valid after patches", repr(data))
-        if "[...]" in key[1] or "{...}" in key[1]:  # a structure inside itself: never remembered
-            key = None
-        elif key in memo:
-            return True
+    # Within `reading_cache()`, content found valid once is not checked again: the builds of
+    # one combo for several option values, and the combos of one base game, patch mostly the
+    # same entries the same way. Only "valid" is remembered (it adds no diagnostic, wherever
+    # the data is written); see `_valid_keys` for the pieces. Anything new: the whole check.
+    memo = _CACHE.get()
+    keys = _valid_keys(data) if memo is not None else None
+    if keys is not None and all(k in memo for k in keys):
+        return True
     ok = check_data("ruleset", data, diags, locate, "after patches: ")
-    if ok and key is not None:
-        memo[key] = True
+    if ok and keys is not None:
+        memo.update(dict.fromkeys(keys, True))
     return ok
+
+
+# Section schemas that constrain each entry on its own: a mapping whose keys and values are
+# checked one by one (no `required`, `minProperties`, ... across entries).
+_PER_ENTRY = {"type", "propertyNames", "additionalProperties", "description", "title"}
+
+
+def _valid_keys(data: dict) -> list[tuple] | None:
+    """The pieces whose validity makes `data` valid against the data-file schema, as memo keys:
+    each entry of a section whose schema checks entries one by one, else the whole section.
+    (The schema's top level checks each section on its own: tests/test_speed.py keeps it so.)
+    A key is a repr, which tells apart every type the schema does (1, 1.0, True, "1"); None
+    for a structure that holds itself (its repr does not say all of it)."""
+    sections = schema("ruleset").get("properties", {})
+    keys: list[tuple] = []
+    for name, value in data.items():
+        spec = sections.get(name)
+        if isinstance(spec, dict) and spec.get("type") == "object" and set(spec) <= _PER_ENTRY \
+                and isinstance(value, dict):
+            keys.append(("valid after patches", name, "{}"))  # the section is a mapping
+            keys.extend(("valid after patches", name, repr(k), repr(v)) for k, v in value.items())
+        else:
+            keys.append(("valid after patches", name, repr(value)))
+    if any("[...]" in k[-1] or "{...}" in k[-1] for k in keys):
+        return None
+    return keys
