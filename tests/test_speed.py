@@ -479,7 +479,7 @@ def test_a_patched_content_found_valid_is_not_checked_again_and_errors_always_ar
     assert ok == [[], []] and len(checked) == 1  # the same patched sections: checked once
     checked.clear()
     bad = resolve_twice(f"{ROOT}/tests/rulesets/race+{ROOT}/tests/broken/patch-bad-value")
-    assert len(checked) == 2 and bad[0] == bad[1]  # a problem is found again, at the same place
+    assert len(checked) == 4 and bad[0] == bad[1]  # a problem is found again (alone, then in full)
     assert any("S004" in d and "after patches" in d for d in bad[0])
     # What is remembered is each section, or each entry of a section whose schema checks entries
     # one by one: right while the schema's top level only says "a mapping of these sections".
@@ -505,14 +505,19 @@ def test_a_patched_entry_found_valid_is_not_checked_again_in_another_combo(monke
         layering.check_resolved(res, diags)
         return [d.code for d in diags]
 
+    def entries() -> list[list[str]]:  # the steps each check_data call saw, since the last call
+        seen = [sorted(data.get("steps", {})) for data in checked]
+        checked.clear()
+        return seen
+
     with layering.reading_cache():
-        assert check({"a": a, "b": b}) == [] and len(checked) == 1
-        assert check({"a": a, "c": c}) == [] and len(checked) == 2  # `c` is new: the whole check
-        assert check({"c": c, "b": b, "a": a}) == [] and len(checked) == 2  # every entry known
-        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and len(checked) == 3
-        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and len(checked) == 4  # errors: every time
-        check({"a": {"do": "x = 2"}})
-        assert len(checked) == 5  # a known name with another content is checked again
+        assert check({"a": a, "b": b}) == [] and entries() == [["a", "b"]]
+        assert check({"a": a, "c": c}) == [] and entries() == [["c"]]  # only the new entry
+        assert check({"c": c, "b": b, "a": a}) == [] and entries() == []  # every entry known
+        # A new entry with a problem: found alone, then the whole check says what and where.
+        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and entries() == [["bad"], ["a", "bad"]]
+        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and entries() == [["bad"], ["a", "bad"]]
+        assert check({"a": {"do": "x = 2"}}) == [] and entries() == [["a"]]  # a known name, new content
 
 
 def test_the_grammar_names_file_matches_the_grammar():

@@ -607,15 +607,24 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
     # Within `reading_cache()`, content found valid once is not checked again: the builds of
     # one combo for several option values, and the combos of one base game, patch mostly the
     # same entries the same way. Only "valid" is remembered (it adds no diagnostic, wherever
-    # the data is written); see `_valid_keys` for the pieces. Anything new: the whole check.
+    # the data is written); see `_valid_keys` for the pieces. The pieces not yet known are
+    # checked alone first; when one of them has a problem, the whole check says what and where.
     memo = _CACHE.get()
-    keys = _valid_keys(data) if memo is not None else None
-    if keys is not None and all(k in memo for k in keys):
-        return True
-    ok = check_data("ruleset", data, diags, locate, "after patches: ")
-    if ok and keys is not None:
-        memo.update(dict.fromkeys(keys, True))
-    return ok
+    pieces = _valid_keys(data) if memo is not None else None
+    if pieces is not None:
+        new = {key: where for key, where in pieces.items() if key not in memo}
+        part: dict[str, Any] = {}
+        for section, entry in new.values():
+            if entry is _WHOLE:
+                part[section] = data[section]
+            else:
+                part.setdefault(section, {})
+                if entry is not _MAPPING:
+                    part[section][entry] = data[section][entry]
+        if not new or check_data("ruleset", part, Diagnostics(), lambda path, key: Loc()):
+            memo.update(dict.fromkeys(new, True))
+            return True
+    return check_data("ruleset", data, diags, locate, "after patches: ")
 
 
 # Section schemas that constrain each entry on its own: a mapping whose keys and values are
@@ -623,22 +632,27 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
 _PER_ENTRY = {"type", "propertyNames", "additionalProperties", "description", "title"}
 
 
-def _valid_keys(data: dict) -> list[tuple] | None:
-    """The pieces whose validity makes `data` valid against the data-file schema, as memo keys:
-    each entry of a section whose schema checks entries one by one, else the whole section.
-    (The schema's top level checks each section on its own: tests/test_speed.py keeps it so.)
-    A key is a repr, which tells apart every type the schema does (1, 1.0, True, "1"); None
-    for a structure that holds itself (its repr does not say all of it)."""
+_WHOLE, _MAPPING = object(), object()  # a piece that is a whole section, or "the section is a mapping"
+
+
+def _valid_keys(data: dict) -> dict[tuple, tuple[str, Any]] | None:
+    """The pieces whose validity makes `data` valid against the data-file schema, as memo keys,
+    each with (section, entry) saying which piece it is: each entry of a section whose schema
+    checks entries one by one, else the whole section. (The schema's top level checks each
+    section on its own: tests/test_speed.py keeps it so.) A key is a repr, which tells apart
+    every type the schema does (1, 1.0, True, "1"); None for a structure that holds itself (its
+    repr does not say all of it)."""
     sections = schema("ruleset").get("properties", {})
-    keys: list[tuple] = []
+    keys: dict[tuple, tuple[str, Any]] = {}
     for name, value in data.items():
         spec = sections.get(name)
         if isinstance(spec, dict) and spec.get("type") == "object" and set(spec) <= _PER_ENTRY \
                 and isinstance(value, dict):
-            keys.append(("valid after patches", name, "{}"))  # the section is a mapping
-            keys.extend(("valid after patches", name, repr(k), repr(v)) for k, v in value.items())
+            keys[("valid after patches", name, "{}")] = (name, _MAPPING)
+            for k, v in value.items():
+                keys[("valid after patches", name, repr(k), repr(v))] = (name, k)
         else:
-            keys.append(("valid after patches", name, repr(value)))
+            keys[("valid after patches", name, repr(value))] = (name, _WHOLE)
     if any("[...]" in k[-1] or "{...}" in k[-1] for k in keys):
         return None
     return keys
