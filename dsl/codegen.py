@@ -223,7 +223,10 @@ class Unit:
             head.append("    S = c.model.static")
         head += [f"    v_{name} = V.get({name!r})" for name in loads]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
-        if _nesting(source) > MAX_NESTING:
+        # The depth is at most the number of opening brackets: count them first (in C), and
+        # scan only a source that has more than the limit.
+        opening = source.count("(") + source.count("[") + source.count("{")
+        if opening > MAX_NESTING and _nesting(source) > MAX_NESTING:
             raise SyntaxError("nested too deeply")  # reported as D002 by the compiler
         namespace = dict(BASE_NAMESPACE)
         namespace.update(self.consts)
@@ -308,25 +311,22 @@ EAGER_SOURCE = 8_000  # generated source longer than this is compiled at validat
 EAGER_DEPTH = 10  # so is source with blocks nested deeper than this
 
 
+# A string literal (to its closing quote, or to the end of the source), or one bracket: only the
+# bracket is captured, so a scan of the source visits brackets and strings, not every character.
+_BRACKETS = re.compile(r"""'(?:[^'\\]|\\.)*(?:'|\\?\Z)|"(?:[^"\\]|\\.)*(?:"|\\?\Z)|([()\[\]{}])""", re.S)
+
+
 def _nesting(source: str) -> int:
     """The deepest bracket nesting in generated source (string literals are repr()s: skip them)."""
     depth = deepest = 0
-    quote = ""
-    escaped = False
-    for ch in source:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
+    for ch in _BRACKETS.findall(source):
+        if not ch:  # a string literal
+            continue
+        if ch in "([{":
             depth += 1
-            deepest = max(deepest, depth)
-        elif ch in ")]}":
+            if depth > deepest:
+                deepest = depth
+        else:
             depth -= 1
     return deepest
 

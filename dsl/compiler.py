@@ -10,24 +10,26 @@ builtins. At play time no parsing happens.
 """
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
-from typing import Any, ClassVar
-
-from lark import Lark, Token, Tree
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.indenter import Indenter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dsl.codegen import AUG_OPS, Unit
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
+from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 Fn = Callable[[Ctx], Any]
 Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
@@ -37,28 +39,63 @@ MAX_LOOPS = 15  # `for` loops nested in one text (Python refuses 20 nested loops
 MAX_DIGITS = 300  # digits of a number written in a rule
 
 
-class _Indent(Indenter):
-    NL_type = "_NL"
-    OPEN_PAREN_types: ClassVar[list[str]] = ["LPAR", "LSQB", "LBRACE"]
-    CLOSE_PAREN_types: ClassVar[list[str]] = ["RPAR", "RSQB", "RBRACE"]
-    INDENT_type = "_INDENT"
-    DEDENT_type = "_DEDENT"
-    tab_len = 8
-
-
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    grammar = resources.files("dsl").joinpath("daimyo.lark").read_text(encoding="utf-8")
+    """lark's parser of the rules language, made on the first text not found in the parse cache
+    (lark is imported only then: see dsl/tree.py)."""
+    from typing import ClassVar
+
+    from lark import Lark
+    from lark.indenter import Indenter
+
+    class _Indent(Indenter):
+        NL_type = "_NL"
+        OPEN_PAREN_types: ClassVar[list[str]] = ["LPAR", "LSQB", "LBRACE"]
+        CLOSE_PAREN_types: ClassVar[list[str]] = ["RPAR", "RSQB", "RBRACE"]
+        INDENT_type = "_INDENT"
+        DEDENT_type = "_DEDENT"
+        tab_len = 8
+
     # cache=True keeps the analysed grammar in the temp folder: building it takes ~0.3 s,
     # loading it ~15 ms, and every `daimyo` command that reads a ruleset pays this once.
-    return Lark(grammar, parser="lalr", postlex=_Indent(), start=["effect", "expression"],
+    return Lark(grammar_text(), parser="lalr", postlex=_Indent(), start=["effect", "expression"],
                 maybe_placeholders=False, cache=True)
 
 
-_PARSED: dict[tuple[str, str], Tree | UnexpectedInput] = {}
+def write_names() -> None:
+    """Write dsl/names.json for the grammar as it is now (after editing dsl/daimyo.lark)."""
+    path = Path(__file__).with_name(NAMES_FILE)
+    path.write_text(json.dumps(names_of(parser(), grammar_text()), indent=1) + "\n", encoding="utf-8")
+
+
+class ParseFailure(Exception):
+    """A text lark cannot read; `error` is lark's exception (lark is loaded whenever one exists)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+_PARSED: dict[tuple[str, str], Tree | ParseFailure] = {}
 MAX_PARSED = 50_000
 _FROM_DISK: set[tuple[str, str]] = set()  # texts whose tree came from the disk cache
 _DISK: list[ParseCache | None] = []  # the disk cache, made on first use ([None]: caching is off)
+
+
+def _lark_version() -> str:
+    """lark's version, read from its installed `__init__.py` without importing lark."""
+    try:
+        spec = importlib.util.find_spec("lark")
+        origin = spec.origin if spec is not None else None
+        if origin:
+            found = re.search(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"'\n]+)["']""",
+                              Path(origin).read_text(encoding="utf-8", errors="replace"), re.M)
+            if found:
+                return found.group(1)
+    except (OSError, ValueError, ImportError):
+        pass
+    import lark
+    return str(lark.__version__)
 
 
 def _disk() -> ParseCache | None:
@@ -66,13 +103,12 @@ def _disk() -> ParseCache | None:
         folder = cache_folder()
         cache = None
         if folder is not None:
-            import lark
-
-            grammar = resources.files("dsl").joinpath("daimyo.lark").read_text(encoding="utf-8")
-            p = parser()
-            rules = {str(r.origin.name) for r in p.rules} | {str(r.alias) for r in p.rules if r.alias}
-            cache = ParseCache(folder, grammar, lark.__version__,
-                               [(t.name, t.pattern.to_regexp()) for t in p.terminals], rules)
+            grammar = grammar_text()
+            names = known_names(grammar)
+            if names is None:  # names.json is out of date: ask lark's parser
+                fresh = names_of(parser(), grammar)
+                names = [tuple(t) for t in fresh["terminals"]], fresh["rules"]
+            cache = ParseCache(folder, grammar, _lark_version(), names[0], names[1])
         _DISK.append(cache)
     return _DISK[0]
 
@@ -82,7 +118,9 @@ def parse(text: str, start: str, fresh: bool = False) -> Tree:
     validation builds a ruleset once per option value and combo, and most texts are the same
     each time and from one run to the next. Trees are never changed by the compiler, and their
     positions are relative to the text, so sharing them is safe. `fresh` parses again and
-    replaces what was remembered (a cached tree that did not compile cleanly)."""
+    replaces what was remembered (a cached tree that did not compile cleanly).
+
+    Raises ParseFailure for a text lark cannot read (lark's exception inside)."""
     key = (text, start)
     got = None if fresh else _PARSED.get(key)
     if got is None:
@@ -93,20 +131,29 @@ def parse(text: str, start: str, fresh: bool = False) -> Tree:
                 _FROM_DISK.add(key)
         if got is None:
             _FROM_DISK.discard(key)
-            try:
-                got = parser().parse(text, start=start)
-            except UnexpectedInput as e:
-                got = e  # failures are not kept on disk: they are rare, and reported from a real parse
-            else:
-                if disk is not None:
-                    disk.store(text, start, got)
+            got = _parse_with_lark(text, start)
+            if disk is not None and isinstance(got, Tree):
+                disk.store(text, start, got)
         if len(_PARSED) >= MAX_PARSED:
             _PARSED.clear()
             _FROM_DISK.clear()
         _PARSED[key] = got
-    if isinstance(got, UnexpectedInput):
+    if isinstance(got, ParseFailure):
         raise got
     return got
+
+
+def _parse_with_lark(text: str, start: str) -> Tree | ParseFailure:
+    """lark's tree of `text`, or what it could not read. Failures are not kept on disk: they are
+    rare, and reported from a real parse. Lexer and indenter oddities (other lark errors) are
+    raised as they are; the compiler reports them."""
+    from lark.exceptions import LarkError, UnexpectedInput
+    try:
+        return from_lark(parser().parse(text, start=start))
+    except UnexpectedInput as e:
+        return ParseFailure(e)
+    except LarkError as e:
+        raise ParseFailure(e) from None
 
 
 # Within `compile_cache()`, compiled texts are remembered by (declarations, text, place,
@@ -246,8 +293,10 @@ class Compiler:
                 self.mentioned |= self._used
                 self._used = None
         # The same text, at the same place, compiles to the same closure wherever each name it
-        # looked up means the same: reuse it.
-        key = (src, loc, start, frozenset(local_names), pure, what, pieces)
+        # looked up means the same: reuse it. (Places as plain tuples: hashing and comparing a
+        # Loc runs Python code, and this runs for every text of every build.)
+        key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
+               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
             if tuple(map(self._meaning, names)) == meanings:
@@ -290,10 +339,14 @@ class Compiler:
         self._src = text
         try:
             tree = parse(text, start)
-        except UnexpectedInput as e:
-            self._syntax_error(e, src, what)
+        except ParseFailure as failure:
+            from lark.exceptions import UnexpectedInput  # loaded: lark made this failure
+            if isinstance(failure.error, UnexpectedInput):
+                self._syntax_error(failure.error, src, what)
+            else:  # lexer/indenter oddities
+                self.diags.add("D001", f"cannot read this {what}: {failure.error}", loc)
             return None
-        except (LarkError, RecursionError) as e:  # lexer/indenter oddities
+        except RecursionError as e:
             self.diags.add("D001", f"cannot read this {what}: {e}", loc)
             return None
         if (text, start) not in _FROM_DISK:
@@ -354,7 +407,8 @@ class Compiler:
                 break
         return Loc(b.file, b.line + line - 1, b.col + col - 1) if b.line else b
 
-    def _syntax_error(self, e: UnexpectedInput, src: str, what: str) -> None:
+    def _syntax_error(self, e: Exception, src: str, what: str) -> None:
+        from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken  # lark made `e`
         line = getattr(e, "line", 1) or 1
         col = getattr(e, "column", 1) or 1
         lines = src.splitlines() or [""]
@@ -588,8 +642,11 @@ class Compiler:
             self._pieces = ()  # the insert is one line, placed by its own base
             try:
                 sub = parse(inner + "\n", "expression", fresh=self._fresh)
-            except UnexpectedInput as e:
-                self._syntax_error(e, inner, "`{...}` insert of this text")
+            except ParseFailure as failure:
+                from lark.exceptions import UnexpectedInput  # loaded: lark made this failure
+                if not isinstance(failure.error, UnexpectedInput):
+                    raise failure.error from None
+                self._syntax_error(failure.error, inner, "`{...}` insert of this text")
                 self._base, self._pieces = saved, saved_pieces
                 raise _Reported() from None
             parts.append(f"_text({self._expr(sub.children[0], scope)})")

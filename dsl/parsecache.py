@@ -22,8 +22,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from lark import Token, Tree
-
+from dsl.tree import Token, Tree
 from engine.base import diskcache
 
 FORMAT = 1
@@ -127,4 +126,4 @@ class _Decoder:
         if at < self.pos or not self.text.startswith(value, at):
             raise _Bad
         self.pos = at + len(value)
-        return Token(kind, value, start_pos=at, line=line, column=col)
+        return Token(kind, value, at, line, col)

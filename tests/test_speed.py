@@ -407,3 +407,233 @@ def test_a_second_validation_reads_every_file_from_the_cache(tmp_path):
     first, again = _python(code, env=env), _python(code, env=env)
     assert first.returncode == again.returncode == 0, first.stderr + again.stderr
     assert first.stdout.split() == ["0", "True"] and again.stdout.split() == ["0", "False"]
+
+
+def _nesting_by_characters(source: str) -> int:
+    """The specification of codegen._nesting: one character at a time."""
+    depth = deepest = 0
+    quote, escaped = "", False
+    for ch in source:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bracket_nesting_skips_strings_as_a_character_scan_does(seed):
+    from dsl.codegen import _nesting
+    rng = random.Random(seed)
+    fixed = ["", "((", "'((' + (x)", '"\\"((" [', "'unclosed ((", "'a\\\\' (", "'\\", "f(g[h{1}])", ")))(("]
+    texts = fixed + ["".join(rng.choice("()[]{}'\"\\ax\n") for _ in range(rng.randint(0, 40))) for _ in range(5000)]
+    for text in texts:
+        assert _nesting(text) == _nesting_by_characters(text), repr(text)
+
+
+def test_validation_leaves_no_young_objects_to_scan_and_restores_collection():
+    import gc
+
+    from engine.model.validate import _fewer_collections, validate_targets
+    before = gc.get_threshold()
+    diags, checked = validate_targets([str(ROOT / "rulesets" / "shogun")])
+    assert checked and not diags.errors
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    # What validation made and kept goes to the oldest generation unscanned (docs/performance.md),
+    # so that the next allocation does not start one collection scanning all of it.
+    with _fewer_collections():
+        kept = [[i] for i in range(20_000)]
+    oldest = {id(x) for x in gc.get_objects(generation=2)}
+    assert all(id(x) in oldest for x in kept)
+
+
+def test_a_patched_content_found_valid_is_not_checked_again_and_errors_always_are(monkeypatch):
+    import engine.loading.layering as layering
+    from engine.base.diagnostics import Diagnostics
+    from engine.loading.package import resolve_combo
+    checked = []
+    real = layering.check_data
+    monkeypatch.setattr(layering, "check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
+
+    def resolve_twice(combo_text: str) -> list[list[str]]:
+        found = []
+        with layering.reading_cache():
+            for _ in range(2):
+                diags = Diagnostics()
+                combo = resolve_combo(combo_text, diags, {}, 2)
+                layering.resolve(combo, diags)
+                found.append([f"{d.code} {d.loc} {d.message}" for d in diags])
+        return found
+
+    ok = resolve_twice(f"{ROOT}/tests/rulesets/mini-map+{ROOT}/tests/rulesets/mini-map-plus")
+    assert ok == [[], []] and len(checked) == 1  # the same patched sections: checked once
+    checked.clear()
+    bad = resolve_twice(f"{ROOT}/tests/rulesets/race+{ROOT}/tests/broken/patch-bad-value")
+    assert len(checked) == 4 and bad[0] == bad[1]  # a problem is found again (alone, then in full)
+    assert any("S004" in d and "after patches" in d for d in bad[0])
+    # What is remembered is each section, or each entry of a section whose schema checks entries
+    # one by one: right while the schema's top level only says "a mapping of these sections".
+    top = json.loads((ROOT / "schemas" / "ruleset.schema.json").read_text(encoding="utf-8"))
+    assert set(top) - {"$schema", "$id", "title", "description", "$defs"} == \
+        {"type", "additionalProperties", "properties"}
+    assert top["type"] == "object" and top["additionalProperties"] is False
+
+
+def test_a_patched_entry_found_valid_is_not_checked_again_in_another_combo(monkeypatch):
+    import engine.loading.layering as layering
+    from engine.base.diagnostics import Diagnostics
+    checked = []
+    real = layering.check_data
+    monkeypatch.setattr(layering, "check_data", lambda *a, **k: checked.append(a[1]) or real(*a, **k))
+    a, b, c = {"do": "x = 1"}, {"do": "x = 2"}, {"flow": ["a"]}
+
+    def check(steps: dict) -> list[str]:
+        res = layering.Resolved(layering._empty_data())
+        res.data["steps"] = steps
+        res.patched_sections = {"steps"}
+        diags = Diagnostics()
+        layering.check_resolved(res, diags)
+        return [d.code for d in diags]
+
+    def entries() -> list[list[str]]:  # the steps each check_data call saw, since the last call
+        seen = [sorted(data.get("steps", {})) for data in checked]
+        checked.clear()
+        return seen
+
+    with layering.reading_cache():
+        assert check({"a": a, "b": b}) == [] and entries() == [["a", "b"]]
+        assert check({"a": a, "c": c}) == [] and entries() == [["c"]]  # only the new entry
+        assert check({"c": c, "b": b, "a": a}) == [] and entries() == []  # every entry known
+        # A new entry with a problem: found alone, then the whole check says what and where.
+        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and entries() == [["bad"], ["a", "bad"]]
+        assert check({"a": a, "bad": {"do": 3}}) == ["S004"] and entries() == [["bad"], ["a", "bad"]]
+        assert check({"a": {"do": "x = 2"}}) == [] and entries() == [["a"]]  # a known name, new content
+
+
+def test_the_grammar_names_file_matches_the_grammar():
+    """dsl/names.json (the rule and terminal names the parse cache checks entries against) is
+    what lark reads from dsl/daimyo.lark; after editing the grammar, write it again (dsl/tree.py)."""
+    from dsl.tree import NAMES_FILE, grammar_text, known_names, names_of
+    written = json.loads((ROOT / "dsl" / NAMES_FILE).read_text(encoding="utf-8"))
+    assert written == names_of(compiler.parser(), grammar_text())
+    terminals, rules = known_names(grammar_text())
+    assert dict(terminals)["NAME"] and "binop" in rules
+    assert known_names(grammar_text() + "\n// edited\n") is None  # another grammar: lark is asked
+
+
+def test_a_warm_validation_does_not_import_lark_and_a_cold_one_says_the_same(tmp_path):
+    code = ("import sys, json; from engine.model.validate import validate_targets; "
+            "d, _ = validate_targets(['tests/rulesets/mini-map+tests/broken/dsl-unknown-id', "
+            "'tests/rulesets/race+tests/broken/dsl-syntax-unclosed', "
+            "'tests/rulesets/race+tests/broken/dsl-syntax-text-insert']); "
+            "print(json.dumps([[x.code, str(x.loc), x.message, x.hint] for x in d.sorted()])); "
+            "print('lark' in sys.modules)")
+    runs = [_python(code, env={"XDG_CACHE_HOME": str(tmp_path)}) for _ in range(2)]
+    runs.append(_python(code, env={"DAIMYO_NO_CACHE": "1"}))
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr
+    first, warm, uncached = (r.stdout.splitlines() for r in runs)
+    assert first[0] == warm[0] == uncached[0]
+    assert sorted(d[0] for d in json.loads(first[0])) == ["D001", "D001", "D101"]
+    # The syntax errors are parsed again in every run (failures are not kept): lark then loads.
+    assert [first[1], uncached[1]] == ["True", "True"]
+    # A text with a problem is parsed again too (a cached tree must compile cleanly to be used);
+    # clean packages whose trees are all in the cache never load lark.
+    clean = _python(code.replace("'tests/rulesets/mini-map+tests/broken/dsl-unknown-id', "
+                                 "'tests/rulesets/race+tests/broken/dsl-syntax-unclosed', "
+                                 "'tests/rulesets/race+tests/broken/dsl-syntax-text-insert'",
+                                 "'tests/rulesets/mini-map', 'tests/rulesets/race'"),
+                    env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert clean.stdout.splitlines() == ["[]", "False"]
+
+
+def test_a_tree_from_lark_deeper_than_the_stack_converts():
+    from lark import Token as LarkToken
+    from lark import Tree as LarkTree
+
+    from dsl.tree import Token, Tree, from_lark
+    deep = LarkTree("expression", [LarkToken("NAME", "x", 0, 1, 1)])
+    for _ in range(5 * sys.getrecursionlimit()):
+        deep = LarkTree("neg", [deep])
+    tree = from_lark(deep)
+    depth = 0
+    while isinstance(tree, Tree):
+        tree, depth = tree.children[0], depth + 1
+    assert isinstance(tree, Token) and (tree, tree.type, tree.line, tree.column) == ("x", "NAME", 1, 1)
+    assert depth == 5 * sys.getrecursionlimit() + 1
+
+
+def test_our_data_folders_are_found_as_importlib_resources_finds_them():
+    from importlib import resources
+
+    from engine.base.files import package_dir
+    for name in ("rulesets", "schemas", "dsl"):
+        assert package_dir(name) == Path(str(resources.files(name)))
+    with pytest.raises(ModuleNotFoundError):
+        package_dir("no_such_daimyo_package")
+    out = _python("import sys; from engine.cli import main; main(['validate', 'shogun']); "
+                  "print('importlib.resources' in sys.modules)")
+    assert out.stdout.splitlines()[-1] == "False", out.stderr
+
+
+@pytest.mark.parametrize("name", ["plan", "3", 3, "", "label", None])
+def test_an_item_answers_to_the_names_it_lists(name):
+    from engine.loading.layering import _answers_to, _item_names
+    items = ["plan", "3", 3, "", {"step": "plan"}, {"label": "plan", "step": "x"}, {"name": 3},
+             {"name": "3", "step": 4}, {"label": None, "step": "label"}, [], None, {"do": ["plan"]}]
+    for item in items:
+        assert _answers_to(item, name) == (name in _item_names(item)), item
+
+
+def test_the_initial_state_shares_no_list_or_map_between_entities():
+    """initial_state copies each kind's fields once as plain data, then per item (a plain dict
+    copy when every field is a scalar): no two entities, and no entity and the model, share a
+    container, so a move that changes one entity's list changes only that."""
+    from engine import load
+    from engine.model.checks import initial_state
+    model = load("shogun")
+    state = initial_state(model, 4)
+    seen: set[int] = set()
+    stack = [state]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, dict)):
+            assert id(v) not in seen and id(v) not in model.frozen_ids
+            seen.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
+    assert all(type(e) is dict for e in state["ent"].values())
+    assert len(state["ent"]) > 40 and json.dumps(state) == json.dumps(initial_state(model, 4))
+
+
+def test_a_clean_board_is_built_once_per_validation_and_a_board_with_problems_every_time(monkeypatch):
+    import engine.model.build  # noqa: F401  (the module: `engine.model.build` is also a function)
+    from engine.base.diagnostics import Diagnostics
+    from engine.model.validate import validate_targets
+    build_mod = sys.modules["engine.model.build"]
+    built = []
+    real = build_mod.build_board
+    monkeypatch.setattr(build_mod, "build_board", lambda *a, **k: built.append(1) or real(*a, **k))
+    from engine.loading.package import resolve_combo
+    from engine.model.validate import variants
+    builds = len(variants(resolve_combo(str(ROOT / "rulesets" / "shogun"), Diagnostics(), {}, None)))
+    diags, checked = validate_targets([str(ROOT / "rulesets" / "shogun")])
+    assert len(checked) == 1 and not diags.errors
+    assert builds >= 3 and len(built) == 2  # one map per side (sun, moon), whatever the other options
+    built.clear()
+    bad = f"{ROOT}/tests/broken/board-self-link"
+    first, _ = validate_targets([bad])
+    assert first.errors and len(built) >= 1
+    with build_mod.board_cache():
+        for _ in range(2):
+            again = Diagnostics()
+            build_mod.build(bad, {}, None, again)
+            assert [d.render() for d in again] == [d.render() for d in first]  # found again, each time

@@ -445,3 +445,11 @@ def test_plain_none_is_nothing_and_keys_like_on_are_names() -> None:
     got = load_yaml_text('a: none\nb: "none"\non: built\nyes: 1\nflag: on\n', "f.yaml", d)
     assert not d.items
     assert got == {"a": None, "b": "none", "on": "built", "yes": 1, "flag": True}
+
+
+def test_forbidden_characters_are_pyyamls_exactly():
+    """Y003's set of characters (written as the forbidden ranges, quicker to compile) is the
+    complement of what PyYAML's reader allows, for every code point, lone surrogates included."""
+    from engine.loading.yamlio import _BAD_CHAR
+    pyyaml = yaml.reader.Reader.NON_PRINTABLE
+    assert all(bool(_BAD_CHAR.match(ch)) == bool(pyyaml.match(ch)) for ch in map(chr, range(0x110000)))

@@ -1,10 +1,21 @@
-"""Writing files so that nothing of a user's work is lost."""
+"""Writing files so that nothing of a user's work is lost; finding our installed data folders."""
 from __future__ import annotations
 
 import contextlib
 import glob
+import importlib.util
 import os
 from pathlib import Path
+
+
+def package_dir(name: str) -> Path:
+    """The folder of one of our installed packages (`rulesets`, `schemas`, `dsl`), which are
+    plain folders, found without importing it or importlib.resources (whose import alone is a
+    fiftieth of a cold `daimyo validate`). ModuleNotFoundError if it is not installed."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"no package named {name!r}", name=name)
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def write_atomic(path: str | Path, text: str) -> None:

@@ -22,11 +22,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from importlib import import_module, resources
+from importlib import import_module
 from pathlib import Path
 
 from engine import __version__
 from engine.base.console import EPILOG
+from engine.base.files import package_dir
 
 # Each command: its module engine/cli/NAME.py (with `add_parser(sub)` and the function it runs)
 # and its help line, in the order `daimyo --help` lists them. The module takes its help line
@@ -52,6 +53,9 @@ def help_of(command: str) -> str:
 def package_folder(name: str) -> str:
     """Where an installed data package (schemas, rulesets, daimyo_docs) is on disk."""
     try:
+        if name in ("schemas", "rulesets"):  # plain package folders: no importlib.resources (~15 ms)
+            return str(package_dir(name))
+        from importlib import resources
         return str(resources.files(name))
     except (ModuleNotFoundError, TypeError):
         return "?"

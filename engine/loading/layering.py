@@ -18,7 +18,7 @@ from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.loading.package import Combo, Package, ordered_before, package_cache, same_value
-from engine.loading.schema import check_data, check_datafile
+from engine.loading.schema import check_data, check_datafile, schema
 from engine.loading.yamlcache import load_yaml_cached
 from engine.loading.yamlio import LocDict, LocList, loc_of
 
@@ -173,8 +173,9 @@ _CACHE: ContextVar[dict | None] = ContextVar("daimyo_reading_cache", default=Non
 
 @contextmanager
 def reading_cache() -> Iterator[None]:
-    """Within this block, each data file and manifest is read and schema-checked once
-    (validation builds the same files for several option values and combos)."""
+    """Within this block, each data file and manifest is read and schema-checked once, and each
+    valid content of the sections patches change is checked once (`check_resolved`): validation
+    builds the same files for several option values and combos."""
     token = _CACHE.set({})
     try:
         with package_cache():
@@ -480,7 +481,7 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
         lists = [(path, lst) for path, lst in lists if path == scope]
     else:
         scope, bare = "", name
-    found = [(p, lst) for p, lst in lists if any(bare in _item_names(x) for x in lst)]
+    found = [(p, lst) for p, lst in lists if any(_answers_to(x, bare) for x in lst)]
     if not found:
         if not res.incomplete:
             names = [n for _, lst in lists for x in lst for n in _item_names(x)]
@@ -498,7 +499,7 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
                   hint=f"name it with its list, like {named} (or give a flow item a unique `label`)")
         return None
     path, lst = found[0]
-    return path, lst, next(i for i, x in enumerate(lst) if bare in _item_names(x)), bare
+    return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare
 
 
 def _unnamed_hint(data: dict, text: str) -> str:
@@ -528,6 +529,19 @@ def _item_names(item: Any) -> tuple[str, ...]:
     if isinstance(item, dict):
         return tuple(item[k] for k in ("label", "step", "name") if isinstance(item.get(k), str))
     return ()
+
+
+def _answers_to(item: Any, name: Any) -> bool:
+    """`name in _item_names(item)`, without building the tuple (patches look through every
+    item of every flow list for each insert, in each build)."""
+    if isinstance(item, str):
+        return item == name
+    if isinstance(item, dict):
+        for key in ("label", "step", "name"):
+            value = item.get(key)
+            if isinstance(value, str) and value == name:
+                return True
+    return False
 
 
 def _step_name(item: Any) -> str | None:
@@ -590,4 +604,55 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
         origin = res.origin(dotted)
         return origin[1] if origin else Loc()
 
+    # Within `reading_cache()`, content found valid once is not checked again: the builds of
+    # one combo for several option values, and the combos of one base game, patch mostly the
+    # same entries the same way. Only "valid" is remembered (it adds no diagnostic, wherever
+    # the data is written); see `_valid_keys` for the pieces. The pieces not yet known are
+    # checked alone first; when one of them has a problem, the whole check says what and where.
+    memo = _CACHE.get()
+    pieces = _valid_keys(data) if memo is not None else None
+    if pieces is not None:
+        new = {key: where for key, where in pieces.items() if key not in memo}
+        part: dict[str, Any] = {}
+        for section, entry in new.values():
+            if entry is _WHOLE:
+                part[section] = data[section]
+            else:
+                part.setdefault(section, {})
+                if entry is not _MAPPING:
+                    part[section][entry] = data[section][entry]
+        if not new or check_data("ruleset", part, Diagnostics(), lambda path, key: Loc()):
+            memo.update(dict.fromkeys(new, True))
+            return True
     return check_data("ruleset", data, diags, locate, "after patches: ")
+
+
+# Section schemas that constrain each entry on its own: a mapping whose keys and values are
+# checked one by one (no `required`, `minProperties`, ... across entries).
+_PER_ENTRY = {"type", "propertyNames", "additionalProperties", "description", "title"}
+
+
+_WHOLE, _MAPPING = object(), object()  # a piece that is a whole section, or "the section is a mapping"
+
+
+def _valid_keys(data: dict) -> dict[tuple, tuple[str, Any]] | None:
+    """The pieces whose validity makes `data` valid against the data-file schema, as memo keys,
+    each with (section, entry) saying which piece it is: each entry of a section whose schema
+    checks entries one by one, else the whole section. (The schema's top level checks each
+    section on its own: tests/test_speed.py keeps it so.) A key is a repr, which tells apart
+    every type the schema does (1, 1.0, True, "1"); None for a structure that holds itself (its
+    repr does not say all of it)."""
+    sections = schema("ruleset").get("properties", {})
+    keys: dict[tuple, tuple[str, Any]] = {}
+    for name, value in data.items():
+        spec = sections.get(name)
+        if isinstance(spec, dict) and spec.get("type") == "object" and set(spec) <= _PER_ENTRY \
+                and isinstance(value, dict):
+            keys[("valid after patches", name, "{}")] = (name, _MAPPING)
+            for k, v in value.items():
+                keys[("valid after patches", name, repr(k), repr(v))] = (name, k)
+        else:
+            keys[("valid after patches", name, repr(value))] = (name, _WHOLE)
+    if any("[...]" in k[-1] or "{...}" in k[-1] for k in keys):
+        return None
+    return keys

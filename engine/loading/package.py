@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.files import package_dir
 from engine.loading.schema import check_manifest
 from engine.loading.yamlcache import load_yaml_cached
 from engine.loading.yamlio import loc_of
@@ -55,7 +55,7 @@ class Package:
 
 
 def bundled_root() -> Path:
-    return Path(str(resources.files("rulesets")))
+    return package_dir("rulesets")
 
 
 def bundled_ids() -> list[str]:

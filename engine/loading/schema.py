@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.files import package_dir
 from engine.loading.schemacheck import Checker
 from engine.loading.schemacheck import SchemaError as ValidationError
 from engine.loading.yamlio import loc_of
@@ -22,7 +22,7 @@ MAX_ERRORS_PER_FILE = 50
 
 @cache
 def schema(kind: str) -> dict:
-    text = resources.files("schemas").joinpath(SCHEMA_FILES[kind]).read_text(encoding="utf-8")
+    text = (package_dir("schemas") / SCHEMA_FILES[kind]).read_text(encoding="utf-8")
     return json.loads(text)
 
 

@@ -7,9 +7,10 @@ are collected as diagnostics; nothing here runs game code.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from dsl.compiler import BUILTIN_NAMES, Callable_, Compiler, Symbols
@@ -79,7 +80,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             where = [loc for path, (_, loc) in res.provenance.items() if path.startswith("board.") and loc.line]
             section = copy_map(section)
             section.loc = where[0] if where else section.loc
-        board = build_board(section, diags)
+        board = _board(section, diags)
         sk = data["board"].get("space_kind")
         if board is not None:
             if not sk:
@@ -265,17 +266,48 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     reads = frozenset(comp.mentioned)  # for R011 (engine/model/unused.py)
     if diags.errors:
         return None
-    fingerprint = _fingerprint(combo, res)
     model = Model(combo, res, kinds, kind_of, static, board, collections, globals_, globals_visible,
                   functions, procedures, triggers, modifiers, modifier_params, fc.nodes, fc.step_index, root,
-                  score, tiebreak, evaluate, status, list(display.get("player_names") or []), fingerprint, sym,
-                  checks)
+                  score, tiebreak, evaluate, status, list(display.get("player_names") or []), sym, checks)
     model.frozen_ids = _container_ids(sym.constants.values())
     model.label = label
     model.reads = reads
     model.hints = bot_hints
     run_checks(model, checks, diags)
     return None if diags.errors else model
+
+
+# Within `board_cache()` (validation), a board section that built cleanly is built once: the
+# builds of one base game for each option value and expansion mostly share one map.
+_BOARDS: ContextVar[dict | None] = ContextVar("daimyo_board_cache", default=None)
+
+
+@contextmanager
+def board_cache() -> Iterator[None]:
+    """Within this block, a board section equal to one already built without any diagnostic
+    gives that same Board (read-only). For validation: its models share boards."""
+    token = _BOARDS.set({})
+    try:
+        yield
+    finally:
+        _BOARDS.reset(token)
+
+
+def _board(section: dict, diags: Diagnostics) -> Board | None:
+    """build_board, remembered within `board_cache()`. Only a clean build is kept (a Board holds
+    no locations, so the same content gives the same Board wherever it is written); the key is
+    the section's repr, which tells apart every type the checks do."""
+    memo = _BOARDS.get()
+    key = repr(section) if memo is not None else ""
+    if memo is None or "[...]" in key or "{...}" in key:
+        return build_board(section, diags)
+    if key in memo:
+        return memo[key]
+    mark = len(diags.items)
+    board = build_board(section, diags)
+    if board is not None and len(diags.items) == mark:
+        memo[key] = board
+    return board
 
 
 def _container_ids(values: Any) -> frozenset[int]:
@@ -362,25 +394,6 @@ def _check_constant_names(data: dict, kinds: dict[str, Kind], board: Board | Non
             if keys and all(isinstance(x, str) for x in keys):
                 check([(x, loc_of(value, x, key=True)) for x in keys], where)
             stack.extend((x, f"{where}.{k}", depth + 1) for k, x in value.items())
-
-
-def _fingerprint(combo: Combo, res: Resolved) -> str:
-    """A short hash of the resolved ruleset and options: saves and logs name it so that a
-    game is never continued under different rules."""
-    try:
-        blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
-    except TypeError:  # a mapping mixing number and text keys ({3: 20, default: 14}) cannot be sorted
-        blob = json.dumps([combo.name, combo.options, _text_keys(res.data)], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def _text_keys(x: Any) -> Any:
-    """`x` with every mapping key written as text (numbers tagged, so `3` and `"3"` stay apart)."""
-    if isinstance(x, dict):
-        return {(k if isinstance(k, str) else f"\u0000{type(k).__name__}:{k}"): _text_keys(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_text_keys(v) for v in x]
-    return x
 
 
 _PLAYER_ID = re.compile(r"P[0-9]+")

@@ -14,6 +14,7 @@ from engine.loading.yamlio import loc_of
 from engine.model.modifiers import apply_modifiers
 from engine.model.ruleset import MAX_PLAYERS, PLAYER_KIND, Model
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # values a copy may share (immutable)
 CHECK_BUDGET = 100_000  # steps of work for one check on one player count
 CHECK_SECONDS = 2.0  # and a time cap: `daimyo validate` must never hang
 
@@ -31,8 +32,12 @@ def initial_state(model: Model, players: int) -> dict:
     ent: dict[str, dict] = {pid: copy_value(model.kinds[PLAYER_KIND].fields) for pid in ids}
     for k in model.kinds.values():
         if k.name != PLAYER_KIND and k.fields:
+            # The kind's fields as plain data once; then each item gets its own copy of that,
+            # by a plain dict copy when every field is a scalar (most kinds: many items).
+            plain = copy_value(k.fields)
+            flat = all(type(v) in _SCALARS for v in plain.values())
             for iid in k.items:
-                ent[str(iid)] = copy_value(k.fields)
+                ent[str(iid)] = dict(plain) if flat else copy_value(plain)
     return {"globals": copy_value(model.globals), "ent": ent, "players": ids, "flow": [], "pending": None,
             "seq": 0, "over": False, "result": None}
 
