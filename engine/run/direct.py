@@ -146,9 +146,7 @@ class _Compiler:
 
     In each closure `start < 0` is the entry: the spill check and the item's first unit of
     work, as the reference machine's loop counts them. Later units come after a child has run,
-    where the reference machine takes another turn. Each unit is counted inline (`meter.used
-    += 1`), not by calling `_tick`: a Python call per item costs as much as the item's own
-    bookkeeping."""
+    where the reference machine takes another turn (`_tick`)."""
 
     def __init__(self, model: Any):
         self.nodes = model.nodes
@@ -177,18 +175,14 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(meter, loc)
                 start = 0
             for i in range(start, len(children)):
                 held = children[i](m, v, depth + 1, -1, None)
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v})
                     return held
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(meter, loc)
             return None
         return seq
 
@@ -198,10 +192,7 @@ class _Compiler:
         def effect(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            meter = m.meter
-            meter.used += 1
-            if meter.used > meter.limit:
-                meter.over(loc)
+            _tick(m.meter, loc)
             if fn is None:
                 return None
             m._sched = []
@@ -220,10 +211,7 @@ class _Compiler:
         def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            meter = m.meter
-            meter.used += 1
-            if meter.used > meter.limit:
-                meter.over(loc)
+            _tick(m.meter, loc)
             c = m._c
             c.vars = v
             given = {k: store_value(fn.fast(c), "a step's arguments") for k, fn in args}
@@ -239,10 +227,7 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                meter = m.meter
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(m.meter, loc)
                 m.counts[label] = m.counts.get(label, 0) + 1
                 if node.title:
                     title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
@@ -260,10 +245,7 @@ class _Compiler:
                     if held is not None:
                         held.append({"n": idx, "i": 1, "v": v})
                         return held
-                meter = m.meter
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(m.meter, loc)
             # its body is done: only leaving it is left
             if after in m.model.triggers:
                 sched = m._step_event(after, node, v)
@@ -280,9 +262,7 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(meter, loc)
                 start = 0
             if items is None:
                 items = m._loop_items(node, v)
@@ -300,9 +280,7 @@ class _Compiler:
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v, "x": items})
                     return held
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(meter, loc)
             return None
         return loop
 
@@ -313,10 +291,7 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                meter = m.meter
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(m.meter, loc)
                 start = 0
             count = start
             while True:
@@ -330,10 +305,7 @@ class _Compiler:
                 if held is not None:
                     held.append({"n": idx, "i": count, "v": v})
                     return held
-                meter = m.meter
-                meter.used += 1
-                if meter.used > meter.limit:
-                    meter.over(loc)
+                _tick(m.meter, loc)
         return while_
 
     def _if(self, idx: int, node: Any) -> Code:
@@ -342,10 +314,7 @@ class _Compiler:
         def if_(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            meter = m.meter
-            meter.used += 1
-            if meter.used > meter.limit:
-                meter.over(loc)
+            _tick(m.meter, loc)
             c = m._c
             c.vars = v
             branch = then if fn.fast(c) else other
@@ -358,10 +327,7 @@ class _Compiler:
         def choose(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            meter = m.meter
-            meter.used += 1
-            if meter.used > meter.limit:
-                meter.over(loc)
+            _tick(m.meter, loc)
             options, c = m._options(node, v)
             if not options or (len(options) == 1 and options[0] is None):
                 return other(m, v, depth, -1, None) if other else None
