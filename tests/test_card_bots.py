@@ -26,15 +26,16 @@ def _all_heuristic(seed: int) -> Game:
     return g
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 4])
 def test_four_heuristic_bots_play_to_a_last_player_standing(seed: int) -> None:
-    """Measured over seeds 1-12 (docs/agents.md): every game had a last player standing after
-    21-125 turns (70-245 decisions). The bound leaves room for other seeds' deals."""
+    """Measured over seeds 1-20 (docs/agents.md): every game had a last player standing, after
+    19-386 turns (median 68; 77-842 decisions). Seeds 1 and 4 take 142 and 55 turns; the bound
+    is the longest game measured, well under this test's limit of 500 and the default 2,000."""
     g = _all_heuristic(seed)
     out = [p for p in g.state["players"] if not g.state["ent"][p]["alive"]]
     assert len(out) == 3, "three players are eliminated"
     assert len(g.result["winners"]) == 1
-    assert g.state["globals"]["turns_played"] <= 250, "well before the turn limit"
+    assert g.state["globals"]["turns_played"] <= 400, "well before the turn limit"
 
 
 def _p2_down_to_a_face_up_two() -> Game:
@@ -58,8 +59,9 @@ def _p2_down_to_a_face_up_two() -> Game:
 def test_heuristic_bot_finishes_off_an_opponent_with_one_army_left() -> None:
     """Object of the game: a player with no armies is out. A ranged attack with any card
     discards a face-up 2 ("discarded if its rank or value is equal to or less than the
-    discarded card"), so P1 puts P2 out this turn, whatever its bot's seed."""
-    for seed in range(4):
+    discarded card"), so P1 puts P2 out this turn, whatever its bot's seed. (Measured: the
+    earlier hints did in 0 of 8 seeds, the current ones without `prefer` in 7 of 8.)"""
+    for seed in range(8):
         g = _p2_down_to_a_face_up_two()
         bot = make_agent("heuristic", seed)
         while g.decision.player == "P1":
