@@ -44,7 +44,8 @@ class HeuristicAgent:
 
     For each option (the `width` most preferred when there are more), in `samples` deals of
     what the seat cannot see: apply it, let the game run on for up to `horizon` more decisions
-    (played at random, stopping when the deciding step comes round again), and score the
+    (played at random, stopping at the ruleset's hints.until steps, by default when the deciding
+    step comes round again), and score the
     position with `relative_value` (the ruleset's hints.evaluate, less the best opponent's)
     plus the option's hints.prefer. Ties are broken at random."""
 
@@ -84,11 +85,12 @@ class HeuristicAgent:
 
     def _try(self, game: Game, decision: Decision, i: int, horizon: int) -> float:
         sim = determinize(game, decision.player, self.rng)
+        stops = game.model.hints.get("until") or (decision.step,)
         try:
             sim.apply(decision.options[i])
             for _ in range(horizon):
                 d = sim.decision
-                if sim.over or d is None or d.step == decision.step:
+                if sim.over or d is None or d.step in stops:
                     break
                 sim.apply(d.options[self.rng.randrange(len(d.options))])
         except RuleError:

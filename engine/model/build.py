@@ -244,6 +244,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     evaluate = comp.expression(hints["evaluate"], loc_of(hints, "evaluate"), {"player"}, "evaluation") \
         if "evaluate" in hints else None
     bot_hints: dict[str, Any] = {k: hints[k] for k in ("versus", "scale", "round", "samples", "horizon") if k in hints}
+    if "until" in hints:
+        bot_hints["until"] = _until_steps(hints, fc.step_index, diags)
     if "prefer" in hints:
         bot_hints["prefer"] = comp.expression(hints["prefer"], loc_of(hints, "prefer"), {"player", "item"},
                                               "preference")
@@ -428,3 +430,15 @@ def _check_reserved(data: dict, kinds: dict, diags: Diagnostics) -> None:
 def _id_key(x: Any) -> tuple:
     """Sort ids that may mix numbers and text (YAML keys): numbers first, in order, then texts."""
     return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
+
+
+def _until_steps(hints: LocDict, steps: dict[str, int], diags: Diagnostics) -> tuple[str, ...]:
+    """hints.until: the step or steps where the heuristic bot's look-ahead stops (F004 for an unknown one)."""
+    raw = hints["until"]
+    names = raw if isinstance(raw, list) else [raw]
+    for k, name in enumerate(names):
+        if name not in steps:
+            loc = loc_of(raw, k) if isinstance(raw, list) else loc_of(hints, "until")
+            diags.add("F004", f"hints.until: unknown step `{name}`", loc, hint=did_you_mean(name, list(steps)))
+    return tuple(names)
+
