@@ -199,3 +199,32 @@ def test_play_and_the_tournament_seat_the_same_bots(tmp_path, capsys) -> None:
         mine.append((d.player, option))
         g.apply(option)
     assert mine == choices
+
+
+def test_search_values_unfinished_playouts_as_hints_versus_says() -> None:
+    """The search bot scores a playout that stopped before the end by the same comparison the
+    heuristic uses (hints.versus): with `mean`, weakening any opponent counts (the card game)."""
+    import math
+
+    from engine.agents.evaluation import evaluate, outcome_value
+    model = load("shogun", players=4)
+    game = Game.new(model, 4, 5, log=False)
+    rng = random.Random(2)
+    for _ in range(120):
+        d = game.decision
+        game.apply(d.options[rng.randrange(len(d.options))])
+    me = game.decision.player
+    others = [evaluate(game, p) for p in game.state["players"] if p != me]
+    assert max(others) != sum(others) / len(others)  # the position tells the two readings apart
+    scale = float(model.hints.get("scale", 10.0))
+    saved = model.hints.get("versus")
+    try:
+        for versus, against in (("best", max(others)), ("mean", sum(others) / len(others))):
+            model.hints["versus"] = versus
+            want = 0.5 + 0.5 * math.tanh((evaluate(game, me) - against) / scale)
+            assert math.isclose(outcome_value(game, me), want)
+    finally:
+        if saved is None:
+            model.hints.pop("versus", None)
+        else:
+            model.hints["versus"] = saved

@@ -41,15 +41,12 @@ def relative_value(game: Game, player: str) -> float:
 
 def outcome_value(game: Game, player: str) -> float:
     """1 for a win (shared by the tied), else a 0..1 rank-based value; unfinished games
-    are scored by evaluate() relative to the best opponent, scaled by hints.scale."""
+    are scored by `relative_value` (as hints.versus says), scaled by hints.scale."""
     if game.over and game.result:
         winners = game.result["winners"]
         if player in winners:
             return 1.0 / len(winners)
         ranking = game.result["ranking"]
         return 0.5 * (1 - ranking.index(player) / max(1, len(ranking) - 1))
-    mine = evaluate(game, player)
-    others = [evaluate(game, p) for p in game.state["players"] if p != player]
-    best_other = max(others) if others else 0.0
     scale = float(game.model.hints.get("scale", 10.0))
-    return 0.5 + 0.5 * math.tanh((mine - best_other) / scale)
+    return 0.5 + 0.5 * math.tanh(relative_value(game, player) / scale)
