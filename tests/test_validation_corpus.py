@@ -137,6 +137,7 @@ CASES: dict[str, tuple[str, str, int, int, str]] = {
     "name-constant-spaces":       ("R013", "rules.yaml", 7, 3, "constant `spaces` has the name of a built-in"),
     "name-collection-players":    ("R013", "rules.yaml", 7, 17, "collection `players` has the name of a built-in"),
     "name-item-like-a-player":    ("R013", "rules.yaml", 8, 13, "item `P1` of `token` is named like a player"),
+    "name-param-twice":           ("R015", "rules.yaml", 7, 23, "function `twice` names the parameter `a` twice"),
     "board-without-spaces":       ("G009", "rules.yaml", 9, 3, "got no `spaces`"),
     "board-spaces-empty":         ("G009", "rules.yaml", 10, 11, "a board needs at least one space"),
     "patch-insert-unknown-item":  ("F004", "rules.yaml", 2, 13, "unknown step `no_such_step`"),

@@ -152,7 +152,9 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     for table, target in (("functions", sym.functions), ("procedures", sym.procedures),
                           ("events", sym.events), ("modifiers", sym.modifiers), ("steps", sym.steps)):
         for name, spec in data[table].items():
-            target[name] = Callable_(tuple(spec.get("params") or ()), loc_of(data[table], name, key=True))
+            params = tuple(spec.get("params") or ())
+            _check_params_once(table, name, spec, params, diags)
+            target[name] = Callable_(params, loc_of(data[table], name, key=True))
     # Every step is announced before and after it runs: `before_STEP` / `after_STEP`, with the
     # step's params, so a variant listens to any step without copying it (a declared event of
     # the same name wins).
@@ -430,6 +432,17 @@ def _check_reserved(data: dict, kinds: dict, diags: Diagnostics) -> None:
 def _id_key(x: Any) -> tuple:
     """Sort ids that may mix numbers and text (YAML keys): numbers first, in order, then texts."""
     return (0, x, "") if isinstance(x, (int, float)) and not isinstance(x, bool) else (1, 0, str(x))
+
+
+def _check_params_once(table: str, name: str, spec: LocDict, params: tuple, diags: Diagnostics) -> None:
+    """R015: a parameter named twice. A call binds its values by name, so the second would
+    silently take the first's place."""
+    seen: set = set()
+    for k, p in enumerate(params):
+        if p in seen:
+            diags.add("R015", f"{table[:-1]} `{name}` names the parameter `{p}` twice",
+                      loc_of(spec["params"], k), hint="give each parameter its own name")
+        seen.add(p)
 
 
 def _until_steps(hints: LocDict, steps: dict[str, int], diags: Diagnostics) -> tuple[str, ...]:
