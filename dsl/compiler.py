@@ -13,9 +13,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +26,7 @@ from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
 from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.memo import ScopedMemo
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -159,20 +159,15 @@ def _parse_with_lark(text: str, start: str) -> Tree | ParseFailure:
 # Within `compile_cache()`, compiled texts are remembered by (declarations, text, place,
 # scope): validation builds each combo once per option value that gates files, and the
 # builds share almost all of their texts and declarations.
-_COMPILED: ContextVar[dict | None] = ContextVar("daimyo_compile_cache", default=None)
+_COMPILED = ScopedMemo("daimyo_compile_cache")
 
 
-@contextmanager
-def compile_cache() -> Iterator[None]:
+def compile_cache() -> AbstractContextManager[None]:
     """Within this block, a text compiled against the same declarations is compiled once.
 
     For validation only: the models built inside share closures (and the constants those
     captured), so they must not be played."""
-    token = _COMPILED.set({})
-    try:
-        yield
-    finally:
-        _COMPILED.reset(token)
+    return _COMPILED.scope()
 
 
 @dataclass

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.memo import ScopedMemo
 from engine.loading.package import Combo, Package, ordered_before, package_cache, same_value
 from engine.loading.schema import check_data, check_datafile, schema
 from engine.loading.yamlcache import load_yaml_cached
@@ -168,7 +168,7 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
     return data
 
 
-_CACHE: ContextVar[dict | None] = ContextVar("daimyo_reading_cache", default=None)
+_CACHE = ScopedMemo("daimyo_reading_cache")
 
 
 @contextmanager
@@ -176,12 +176,8 @@ def reading_cache() -> Iterator[None]:
     """Within this block, each data file and manifest is read and schema-checked once, and each
     valid content of the sections patches change is checked once (`check_resolved`): validation
     builds the same files for several option values and combos."""
-    token = _CACHE.set({})
-    try:
-        with package_cache():
-            yield
-    finally:
-        _CACHE.reset(token)
+    with _CACHE.scope(), package_cache():
+        yield
 
 
 def _clone(value: Any) -> Any:

@@ -6,15 +6,14 @@ package and expansions joined by `+`, each a bundled id or a path to a folder.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.base.files import package_dir
+from engine.base.memo import ScopedMemo
 from engine.loading.schema import check_manifest
 from engine.loading.yamlcache import load_yaml_cached
 from engine.loading.yamlio import loc_of
@@ -102,18 +101,13 @@ def _locate(ref: str, diags: Diagnostics) -> Path | None:
     return None
 
 
-_PACKAGES: ContextVar[dict | None] = ContextVar("daimyo_package_cache", default=None)
+_PACKAGES = ScopedMemo("daimyo_package_cache")
 
 
-@contextmanager
-def package_cache() -> Iterator[None]:
+def package_cache() -> AbstractContextManager[None]:
     """Within this block, each manifest is read once (validation reads one several times, for
     each target and combo it belongs to): later readers get the same package and diagnostics."""
-    token = _PACKAGES.set({})
-    try:
-        yield
-    finally:
-        _PACKAGES.reset(token)
+    return _PACKAGES.scope()
 
 
 def read_package(folder: Path, diags: Diagnostics) -> Package | None:

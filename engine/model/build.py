@@ -8,15 +8,14 @@ are collected as diagnostics; nothing here runs game code.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 from typing import Any
 
 from dsl.compiler import BUILTIN_NAMES, Callable_, Compiler, Symbols
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import copy_value
 from engine.base.diagnostics import Diagnostics, Loc, RulesetError, did_you_mean
+from engine.base.memo import ScopedMemo
 from engine.loading.layering import Resolved, copy_map, resolve
 from engine.loading.package import Combo, resolve_combo
 from engine.loading.yamlio import LocDict, loc_of
@@ -283,18 +282,13 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
 
 # Within `board_cache()` (validation), a board section that built cleanly is built once: the
 # builds of one base game for each option value and expansion mostly share one map.
-_BOARDS: ContextVar[dict | None] = ContextVar("daimyo_board_cache", default=None)
+_BOARDS = ScopedMemo("daimyo_board_cache")
 
 
-@contextmanager
-def board_cache() -> Iterator[None]:
+def board_cache() -> AbstractContextManager[None]:
     """Within this block, a board section equal to one already built without any diagnostic
     gives that same Board (read-only). For validation: its models share boards."""
-    token = _BOARDS.set({})
-    try:
-        yield
-    finally:
-        _BOARDS.reset(token)
+    return _BOARDS.scope()
 
 
 def _board(section: dict, diags: Diagnostics) -> Board | None:

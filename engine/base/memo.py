@@ -1,0 +1,32 @@
+"""Memos that live only inside a `with` block: what validation shares between its builds.
+
+`daimyo validate` builds a ruleset once per option value, player count and combo; inside the
+block each of these memos (files read, manifests, compiled texts, boards) keeps what one build
+made for the next. Outside it `get()` is None and every caller works as if there were no memo,
+so play never shares anything between games.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+
+class ScopedMemo:
+    """A dict that exists only within `with memo.scope():` (per context: threads and async
+    tasks each see their own)."""
+
+    def __init__(self, name: str):
+        self._var: ContextVar[dict | None] = ContextVar(name, default=None)
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        token = self._var.set({})
+        try:
+            yield
+        finally:
+            self._var.reset(token)
+
+    def get(self) -> dict | None:
+        """The memo of the innermost open scope, or None outside every scope."""
+        return self._var.get()
