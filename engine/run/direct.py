@@ -114,6 +114,15 @@ def flow_code(model: Any) -> list[Code]:
     return code
 
 
+def _enter(m: Any, idx: int, v: dict, depth: int, loc: Any) -> Frames:
+    """Entering item `idx`: past the spill, its frame for the reference machine; otherwise its
+    first unit of work, as the reference machine's loop counts it (and None)."""
+    if depth > SPILL:
+        return [{"n": idx, "i": 0, "v": v}]
+    _tick(m.meter, loc)
+    return None
+
+
 def _tick(meter: Any, loc: Any) -> None:
     meter.used += 1
     if meter.used > meter.limit:
@@ -144,8 +153,8 @@ class _Compiler:
     children first); a call of a step finds the step's code in the shared list when it runs,
     since steps may call each other, themselves included.
 
-    In each closure `start < 0` is the entry: the spill check and the item's first unit of
-    work, as the reference machine's loop counts them. Later units come after a child has run,
+    In each closure `start < 0` is the entry (`_enter`): the spill check and the item's first
+    unit of work, as the reference machine's loop counts them. Later units come after a child has run,
     where the reference machine takes another turn (`_tick`)."""
 
     def __init__(self, model: Any):
@@ -171,18 +180,17 @@ class _Compiler:
         loc = node.loc
 
         def seq(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
-            meter = m.meter
             if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                _tick(meter, loc)
+                held = _enter(m, idx, v, depth, loc)
+                if held is not None:
+                    return held
                 start = 0
             for i in range(start, len(children)):
                 held = children[i](m, v, depth + 1, -1, None)
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v})
                     return held
-                _tick(meter, loc)
+                _tick(m.meter, loc)
             return None
         return seq
 
@@ -190,9 +198,9 @@ class _Compiler:
         fn, loc, code = node.fn, node.loc, self.code
 
         def effect(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
+            held = _enter(m, idx, v, depth, loc)
+            if held is not None:
+                return held
             if fn is None:
                 return None
             m._sched = []
@@ -209,9 +217,9 @@ class _Compiler:
         loc, code, step, args = node.loc, self.code, node.step, tuple(node.args.items())
 
         def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
+            held = _enter(m, idx, v, depth, loc)
+            if held is not None:
+                return held
             c = m._c
             c.vars = v
             given = {k: store_value(fn.fast(c), "a step's arguments") for k, fn in args}
@@ -225,9 +233,9 @@ class _Compiler:
 
         def step(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                _tick(m.meter, loc)
+                held = _enter(m, idx, v, depth, loc)
+                if held is not None:
+                    return held
                 m.counts[label] = m.counts.get(label, 0) + 1
                 if node.title:
                     title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
@@ -258,11 +266,10 @@ class _Compiler:
         loc, body, var, var_global = node.loc, self.of(node.body), node.var, node.var_global
 
         def loop(m: Any, v: dict, depth: int, start: int, items: Any) -> Frames:
-            meter = m.meter
             if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                _tick(meter, loc)
+                held = _enter(m, idx, v, depth, loc)
+                if held is not None:
+                    return held
                 start = 0
             if items is None:
                 items = m._loop_items(node, v)
@@ -280,7 +287,7 @@ class _Compiler:
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v, "x": items})
                     return held
-                _tick(meter, loc)
+                _tick(m.meter, loc)
             return None
         return loop
 
@@ -289,9 +296,9 @@ class _Compiler:
 
         def while_(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                _tick(m.meter, loc)
+                held = _enter(m, idx, v, depth, loc)
+                if held is not None:
+                    return held
                 start = 0
             count = start
             while True:
@@ -312,9 +319,9 @@ class _Compiler:
         loc, fn, then, other = node.loc, node.fn, self._opt(node.body), self._opt(node.other)
 
         def if_(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
+            held = _enter(m, idx, v, depth, loc)
+            if held is not None:
+                return held
             c = m._c
             c.vars = v
             branch = then if fn.fast(c) else other
@@ -325,9 +332,9 @@ class _Compiler:
         loc, var, then, other = node.loc, node.var, self._opt(node.body), self._opt(node.other)
 
         def choose(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            _tick(m.meter, loc)
+            held = _enter(m, idx, v, depth, loc)
+            if held is not None:
+                return held
             options, c = m._options(node, v)
             if not options or (len(options) == 1 and options[0] is None):
                 return other(m, v, depth, -1, None) if other else None
