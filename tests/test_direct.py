@@ -228,6 +228,21 @@ def test_difftest_plays_only_the_player_counts_a_combo_allows() -> None:
     assert player_counts("samurai-swords+samurai-swords-vp", {}, None) == [3, 4, 5]  # the variant narrows them
 
 
+def test_difftest_refuses_counts_it_cannot_play(capsys: pytest.CaptureFixture[str]) -> None:
+    """A player count the combo does not allow is refused up front (it used to be played and
+    reported as a differing game); so are no games and no workers."""
+    import argparse
+
+    from tools.difftest import player_counts
+    with pytest.raises(SystemExit, match="is for 2 to 4 players, not 9"):
+        player_counts("shogun-cards", {}, 9)
+    for games, jobs, what in ((0, 1, "--games"), (3, 0, "--jobs")):
+        args = argparse.Namespace(combo=["shogun-cards"], players=3, games=games, jobs=jobs, option=[],
+                                  no_progress=True, format="human")
+        assert run_difftest(args) == 2
+        assert what in capsys.readouterr().err
+
+
 def test_first_difference_names_the_line() -> None:
     assert first_difference(["a", "b"], ["a", "c"]) == {"line": 1, "direct": "b", "reference": "c"}
     assert first_difference(["a"], ["a", "b"])["line"] == 1

@@ -15,7 +15,7 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from engine.base.console import EPILOG, add_format_option, parse_options, print_json
+from engine.base.console import EPILOG, add_format_option, parse_options, print_json, usage_error
 from engine.base.diagnostics import Diagnostics
 from engine.model import Model, build
 from engine.run.game import Game
@@ -64,16 +64,21 @@ def _block(combo: str, options: dict, players: int, seeds: list[int]) -> list[di
 
 
 def player_counts(combo: str, options: dict, asked: int | None) -> list[int]:
-    if asked is not None:
-        return [asked]
+    """The player counts to play `combo` at: `asked`, or every count it allows."""
     model = build(combo, options, None, Diagnostics())
     if model is None:
         raise SystemExit(f"daimyo difftest: {combo} does not load; `daimyo validate {combo}` says why")
     lo, hi = model.combo.player_range
-    return list(range(lo, hi + 1))
+    if asked is not None and not lo <= asked <= hi:
+        raise SystemExit(f"daimyo difftest: {combo} is for {lo} to {hi} players, not {asked}")
+    return [asked] if asked is not None else list(range(lo, hi + 1))
 
 
 def run_difftest(args: argparse.Namespace) -> int:
+    if args.games < 1:
+        return usage_error("--games must be 1 or more")
+    if args.jobs < 1:
+        return usage_error("--jobs must be 1 or more")
     options = parse_options(args.option or [])
     combos = args.combo or [c for c in DEFAULT_COMBOS if _available(c)]
     tables = [(combo, n) for combo in combos for n in player_counts(combo, options, args.players)]
@@ -81,7 +86,7 @@ def run_difftest(args: argparse.Namespace) -> int:
              for combo, n in tables for s in range(1, args.games + 1, BLOCK)]
     bar = Progress(len(tables) * args.games, 0, enabled=not args.no_progress)
     found: dict[tuple[str, int], list] = {t: [] for t in tables}
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [(combo, n, len(seeds), pool.submit(_block, combo, options, n, seeds)) for combo, n, seeds in tasks]
         for combo, n, count, fut in futures:
             found[(combo, n)].extend(fut.result())
