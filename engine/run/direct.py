@@ -32,6 +32,7 @@ from dsl.codegen import rule_error
 from dsl.runtime import RuleError, store_value
 from engine.base.text import safe_text
 
+MAX_WHILE = 100_000  # rounds of one `while` of the flow (both machines)
 SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bundled games use < 20)
 
 # Every item returns None when it has run to its end, or, when the game stopped inside it (a
@@ -87,11 +88,8 @@ class Direct:
                 stack.clear()
                 m._sched = e.sched
                 m._flush_schedule()
-            except Exception as e:  # rules run bare here: locate their failures (codegen)
-                err = rule_error(e)
-                if err is e:
-                    raise
-                raise err from None
+            except Exception as e:  # rules run bare here: locate their failures
+                raise_located(e)
 
     def resume(self, frame: dict, depth: int) -> Frames:
         """Run on the item of `frame` (at stack position `depth`) from where the frame says."""
@@ -104,6 +102,16 @@ class Direct:
             raise RuleError(f"cannot continue a flow item of kind {node.kind}", node.loc)
         _tick(m.meter, node.loc)  # the reference machine's turn that found the child done
         return self.code[idx](m, frame["v"], depth, frame["i"], frame.get("x"))
+
+
+def raise_located(e: Exception) -> None:
+    """Raise `e` as what it is reported as: a failure inside rule code (which both machines run
+    bare, without the wrapper of each compiled rule) becomes a RuleError at the rule's
+    location (dsl/codegen.py `rule_error`); anything else is raised unchanged."""
+    err = rule_error(e)
+    if err is e:
+        raise e
+    raise err from None
 
 
 def flow_code(model: Any) -> list[Code]:
@@ -159,6 +167,7 @@ class _Compiler:
 
     def __init__(self, model: Any):
         self.nodes = model.nodes
+        self.triggers = model.triggers
         self.code: list[Any] = [None] * len(model.nodes)
 
     def all(self) -> list[Code]:
@@ -203,12 +212,14 @@ class _Compiler:
                 return held
             if fn is None:
                 return None
-            m._sched = []
+            if m._sched:  # (left over by a rule that failed)
+                m._sched = []
             c = m._c
-            c.vars = dict(v)
+            c.vars = v  # rule code only reads its variables (no copy, unlike the reference machine's)
             fn.fast(c)
-            sched, m._sched = m._sched, []
+            sched = m._sched  # what the rule scheduled (end_game replaces the list)
             if sched or m._ended:
+                m._sched = []
                 return _scheduled(m, code, sched, depth + 1)
             return None
         return effect
@@ -222,7 +233,9 @@ class _Compiler:
                 return held
             c = m._c
             c.vars = v
-            given = {k: store_value(fn.fast(c), "a step's arguments") for k, fn in args}
+            given = {}
+            for k, fn in args:
+                given[k] = store_value(fn.fast(c), "a step's arguments")
             return code[m.model.steps[step or m._dispatched(node, v, given)]](m, given, depth, -1, None)
         return call
 
@@ -230,6 +243,7 @@ class _Compiler:
         loc, code, label = node.loc, self.code, node.label
         body = self._opt(node.body)
         before, after = "before_" + label, "after_" + label
+        has_before, has_after = before in self.triggers, after in self.triggers  # fixed per model
 
         def step(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
@@ -241,7 +255,7 @@ class _Compiler:
                     title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
                     title = safe_text(title) if isinstance(title, str) else title
                     m.recorder.record({"t": "step", "step": label, "title": title})
-                if before in m.model.triggers:  # the steps it schedules run before the body
+                if has_before:  # the steps it schedules run before the body
                     sched = m._step_event(before, node, v)
                     if sched or m._ended:
                         below = [{"n": node.body, "i": 0, "v": v}] if body else []
@@ -255,7 +269,7 @@ class _Compiler:
                         return held
                 _tick(m.meter, loc)
             # its body is done: only leaving it is left
-            if after in m.model.triggers:
+            if has_after:
                 sched = m._step_event(after, node, v)
                 if sched or m._ended:
                     return _scheduled(m, code, sched, depth + 1)
@@ -273,16 +287,15 @@ class _Compiler:
                 start = 0
             if items is None:
                 items = m._loop_items(node, v)
+            # The body's variables: the loop's, with its variable set for each item. One dict
+            # serves every item: when an item's body is done, no frame refers to it any more.
+            inner = dict(v) if var and not var_global else v
             for i in range(start, len(items)):
                 value = items[i]
                 if var_global:
                     m.state["globals"][var] = value
-                    inner = v
                 elif var:
-                    inner = dict(v)
                     inner[var] = value
-                else:
-                    inner = v
                 held = body(m, inner, depth + 1, -1, None)
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v, "x": items})
@@ -302,7 +315,8 @@ class _Compiler:
                 start = 0
             count = start
             while True:
-                m._while_guard(node, count)
+                if count > MAX_WHILE:
+                    m._while_guard(node, count)
                 c = m._c
                 c.vars = v
                 if not fn.fast(c):

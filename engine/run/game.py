@@ -119,16 +119,19 @@ class Game(FlowMachine):
             raise IllegalMove(f"{_short(option)} is not a legal option for {p['player']} at `{p['step']}`; "
                               f"legal: {', '.join(_short(o) for o in p['options'][:12])}"
                               f"{' ...' if len(p['options']) > 12 else ''}")
-        entry = {"t": "decision", "n": p["n"], "player": p["player"], "step": p["step"], "choice": option}
-        if p["secret"]:
-            entry["secret"] = True
-        if self.recorder.logging:
+        entry = None
+        if self.recorder.logging:  # a game without a log records no decisions (Recorder.record)
+            entry = {"t": "decision", "n": p["n"], "player": p["player"], "step": p["step"], "choice": option}
+            if p["secret"]:
+                entry["secret"] = True
             entry["state"] = self.state_hash()  # the state the choice was made in: replay checks it
-        frame = self.state["flow"].pop()
+        state = self.state
+        frame = state["flow"].pop()
         node = self.model.nodes[frame["n"]]
-        self.state["pending"] = None
-        self.state["seq"] += 1
-        self.recorder.record(entry)
+        state["pending"] = None
+        state["seq"] += 1
+        if entry is not None:
+            self.recorder.record(entry)
         if option is not None and node.body >= 0:
             self._push(node.body, frame["v"], {node.var: option})
         self.run()

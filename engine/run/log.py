@@ -12,27 +12,33 @@ from engine.run.views import hide
 
 
 class Recorder:
-    __slots__ = ("entries", "logging", "on_log")
+    __slots__ = ("_on_log", "entries", "logging", "silent")
 
     def __init__(self, entries: list[dict] | None = None, on_log: Callable[[dict], None] | None = None,
                  logging: bool = True):
         self.entries: list[dict] = entries if entries is not None else []
+        self.logging = logging  # fixed for the game's life: set only here
         self.on_log = on_log
-        self.logging = logging
 
     @property
-    def silent(self) -> bool:
-        """No log and no listener: rules may skip building account text."""
-        return not self.logging and self.on_log is None
+    def on_log(self) -> Callable[[dict], None] | None:
+        return self._on_log
+
+    @on_log.setter
+    def on_log(self, listener: Callable[[dict], None] | None) -> None:
+        self._on_log = listener
+        # No log and no listener: rules may skip building account text. An attribute, not a
+        # property: rules ask it for every line of account text they might build.
+        self.silent = not self.logging and listener is None
 
     def record(self, entry: dict) -> None:
         if not self.logging and entry["t"] not in ("start", "end"):
-            if entry["t"] == "say" and self.on_log is not None:
-                self.on_log(entry)
+            if entry["t"] == "say" and self._on_log is not None:
+                self._on_log(entry)
             return
         self.entries.append(entry)
-        if self.on_log is not None:
-            self.on_log(entry)
+        if self._on_log is not None:
+            self._on_log(entry)
 
 
 def player_log(log: list[dict], player: str) -> list[dict]:

@@ -17,13 +17,12 @@ from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
-from engine.run.direct import Direct
+from engine.run.direct import MAX_WHILE, Direct, raise_located
 from engine.run.log import Recorder
 from engine.run.state import controller, state_hash
 
 MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
 MAX_REPEAT = 1_000_000  # times of one `repeat`
-MAX_WHILE = 100_000  # rounds of one `while`
 
 
 def _number(value: Any, fn: Any, player: str) -> Any:
@@ -76,7 +75,10 @@ class FlowMachine:
             if not state["flow"]:
                 self._finish()
                 return
-            self.step_frame()
+            try:
+                self.step_frame()
+            except Exception as e:  # the helpers below run rules bare: locate their failures
+                raise_located(e)
 
     def step_frame(self) -> None:
         """One turn of the reference machine: the frame on top of the stack moves on."""
@@ -169,7 +171,7 @@ class FlowMachine:
 
     def _loop_items(self, node: Any, v: dict) -> list:
         """The items a `repeat` or `for` item of the flow runs its body for."""
-        got = node.fn(self._ctx(v))
+        got = node.fn.fast(self._ctx(v))
         if node.kind == "repeat":
             if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
                 raise RuleError(f"repeat needs a whole number from 0 to {MAX_REPEAT:,}, got "
@@ -188,7 +190,7 @@ class FlowMachine:
 
     def _dispatched(self, node: Any, v: dict, args: dict) -> str:
         """The step a `dispatch:` item names at this moment; it must exist and take these arguments."""
-        name = node.fn(self._ctx(v)) if node.fn else None
+        name = node.fn.fast(self._ctx(v)) if node.fn else None
         if not isinstance(name, str) or name not in self.model.steps:
             raise RuleError(f"dispatch: `{name}` is not a step", node.loc)
         params = self.model.nodes[self.model.steps[name]].params
@@ -241,7 +243,7 @@ class FlowMachine:
     def _options(self, node: Any, v: dict) -> tuple[list, Ctx]:
         """A choice's options (with `none` when it is optional), and the context they came from."""
         c = self._ctx(v)
-        options = node.fn(c)
+        options = node.fn.fast(c)
         if isinstance(options, dict):
             options = list(options)
         if not isinstance(options, list):
@@ -252,7 +254,7 @@ class FlowMachine:
         return options, c
 
     def _chooser(self, node: Any, c: Ctx) -> Any:
-        player = node.player(c)
+        player = node.player.fast(c)
         if player not in self.state["players"]:
             raise RuleError(f"choice `{node.var}`: {describe(player)} is not a player", node.loc)
         return player
@@ -260,7 +262,7 @@ class FlowMachine:
     def _ask(self, node: Any, c: Ctx, player: Any, options: list) -> None:
         """Make the choice the pending decision."""
         # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-        prompt = None if self.silent else safe_text(str(node.prompt(c)))
+        prompt = None if self.recorder.silent else safe_text(str(node.prompt(c)))
         self.state["pending"] = {"player": controller(self.state, player), "options": options, "prompt": prompt,
                                  "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
 
@@ -308,10 +310,10 @@ class FlowMachine:
             saved = c.vars
             c.vars = dict(args)
             try:
-                if when is None or when(c):
+                if when is None or when.fast(c):
                     self.counts[f"trigger:{tid}"] = self.counts.get(f"trigger:{tid}", 0) + 1
                     c.tick()
-                    do(c)
+                    do.fast(c)
             finally:
                 c.vars = saved
 
