@@ -14,9 +14,9 @@ rule functions and constants are bound in it, so running an item looks nothing u
 or kind. Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run`
 locates whatever fails inside them, as the wrapper would (dsl/codegen.py `rule_error`).
 
-Every count is kept as the reference machine keeps it: one unit of the work budget per item
-entered and per item left (its loop turns), the same rule calls in the same order, the same
-checks. tests/test_direct.py plays seeded games of every bundled combo with both machines and
+Every count is kept as the reference machine keeps it: one unit of the work budget per turn
+of a step or a loop (`COUNTED`: entered, each round, left), the same rule calls in the same
+order, the same checks. tests/test_direct.py plays seeded games of every bundled combo with both machines and
 compares their logs byte for byte; `daimyo difftest` does it at scale.
 
 Deep nesting (a step that runs itself) is left to the reference machine: past `SPILL` levels
@@ -42,11 +42,16 @@ SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bu
 Frames = list[dict] | None
 
 # The code of one item: (machine, variables, stack position, start, items) -> Frames. With
-# `start` < 0 the item is entered afresh (its first unit of work, the spill check); otherwise
+# `start` < 0 the item is entered afresh (the spill check, and its first unit of work); otherwise
 # it continues from the counter its frame kept (`items`: the list a loop runs over).
 Code = Callable[[Any, dict, int, int, Any], Frames]
 
 _CONTINUED = ("seq", "step", "repeat", "for", "while")  # the kinds whose frames keep a counter
+# The kinds whose every turn costs a step of work (docs/limits.md): a step entered and left, a
+# loop's rounds. The rest (a sequence, an effect, an `if`, a call, a choice) can only do
+# unbounded work through a loop or a step, so they are not counted on their own: a block of
+# items costs what its rules and loops cost.
+COUNTED = frozenset(("step", "repeat", "for", "while"))
 
 
 class Ended(Exception):
@@ -100,7 +105,8 @@ class Direct:
         node = m.model.nodes[idx]
         if node.kind not in _CONTINUED:  # pragma: no cover - only these kinds keep a frame with a counter
             raise RuleError(f"cannot continue a flow item of kind {node.kind}", node.loc)
-        _tick(m.meter, node.loc)  # the reference machine's turn that found the child done
+        if node.kind in COUNTED:
+            _tick(m.meter, node.loc)  # the reference machine's turn that found the child done
         return self.code[idx](m, frame["v"], depth, frame["i"], frame.get("x"))
 
 
@@ -123,8 +129,9 @@ def flow_code(model: Any) -> list[Code]:
 
 
 def _enter(m: Any, idx: int, v: dict, depth: int, loc: Any) -> Frames:
-    """Entering item `idx`: past the spill, its frame for the reference machine; otherwise its
-    first unit of work, as the reference machine's loop counts it (and None)."""
+    """Entering item `idx` of a counted kind: past the spill, its frame for the reference
+    machine; otherwise its first unit of work, as the reference machine's loop counts it (and
+    None). Items of the other kinds only check the spill."""
     if depth > SPILL:
         return [{"n": idx, "i": 0, "v": v}]
     _tick(m.meter, loc)
@@ -161,9 +168,9 @@ class _Compiler:
     children first); a call of a step finds the step's code in the shared list when it runs,
     since steps may call each other, themselves included.
 
-    In each closure `start < 0` is the entry (`_enter`): the spill check and the item's first
-    unit of work, as the reference machine's loop counts them. Later units come after a child has run,
-    where the reference machine takes another turn (`_tick`)."""
+    In each closure `start < 0` is the entry: the spill check, and for a counted kind its first
+    unit of work (`_enter`), as the reference machine's loop counts them. Later units come after
+    a child has run, where the reference machine takes another turn (`_tick`)."""
 
     def __init__(self, model: Any):
         self.nodes = model.nodes
@@ -186,30 +193,26 @@ class _Compiler:
 
     def _seq(self, idx: int, node: Any) -> Code:
         children = tuple(self.of(i) for i in node.children)
-        loc = node.loc
 
         def seq(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
-                held = _enter(m, idx, v, depth, loc)
-                if held is not None:
-                    return held
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
                 start = 0
             for i in range(start, len(children)):
                 held = children[i](m, v, depth + 1, -1, None)
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v})
                     return held
-                _tick(m.meter, loc)
             return None
         return seq
 
     def _effect(self, idx: int, node: Any) -> Code:
-        fn, loc, code = node.fn, node.loc, self.code
+        fn, code = node.fn, self.code
 
         def effect(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            held = _enter(m, idx, v, depth, loc)
-            if held is not None:
-                return held
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
             if fn is None:
                 return None
             if m._sched:  # (left over by a rule that failed)
@@ -225,12 +228,11 @@ class _Compiler:
         return effect
 
     def _call(self, idx: int, node: Any) -> Code:
-        loc, code, step, args = node.loc, self.code, node.step, tuple(node.args.items())
+        code, step, args = self.code, node.step, tuple(node.args.items())
 
         def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            held = _enter(m, idx, v, depth, loc)
-            if held is not None:
-                return held
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
             c = m._c
             c.vars = v
             given = {}
@@ -330,12 +332,11 @@ class _Compiler:
         return while_
 
     def _if(self, idx: int, node: Any) -> Code:
-        loc, fn, then, other = node.loc, node.fn, self._opt(node.body), self._opt(node.other)
+        fn, then, other = node.fn, self._opt(node.body), self._opt(node.other)
 
         def if_(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            held = _enter(m, idx, v, depth, loc)
-            if held is not None:
-                return held
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
             c = m._c
             c.vars = v
             branch = then if fn.fast(c) else other
@@ -343,12 +344,11 @@ class _Compiler:
         return if_
 
     def _choose(self, idx: int, node: Any) -> Code:
-        loc, var, then, other = node.loc, node.var, self._opt(node.body), self._opt(node.other)
+        var, then, other = node.var, self._opt(node.body), self._opt(node.other)
 
         def choose(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            held = _enter(m, idx, v, depth, loc)
-            if held is not None:
-                return held
+            if depth > SPILL:
+                return [{"n": idx, "i": 0, "v": v}]
             options, c = m._options(node, v)
             if not options or (len(options) == 1 and options[0] is None):
                 return other(m, v, depth, -1, None) if other else None

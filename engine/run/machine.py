@@ -17,7 +17,7 @@ from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
-from engine.run.direct import MAX_WHILE, Direct, raise_located
+from engine.run.direct import COUNTED, MAX_WHILE, Direct, raise_located
 from engine.run.log import Recorder
 from engine.run.state import controller, state_hash
 
@@ -87,10 +87,11 @@ class FlowMachine:
         frame = stack[-1]
         node = self.model.nodes[frame["n"]]
         kind = node.kind
-        meter = self.meter
-        meter.used += 1  # every flow step is work too
-        if meter.used > meter.limit:
-            meter.over(node.loc)
+        if kind in COUNTED:  # a step entered and left and a loop's rounds are work too
+            meter = self.meter
+            meter.used += 1
+            if meter.used > meter.limit:
+                meter.over(node.loc)
         if len(stack) > MAX_FLOW_DEPTH:
             raise RuleError(f"the flow is nested more than {MAX_FLOW_DEPTH:,} levels deep: a step that "
                             "runs itself (its own flow, or `run` of itself) never ends", node.loc, code="E002")
