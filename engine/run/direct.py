@@ -71,8 +71,10 @@ class Direct:
         self.code = flow_code(machine.model)
 
     def run(self) -> None:
-        """Advance until a decision is pending or the game is over (FlowMachine.run)."""
+        """Advance until a decision is pending or the game is over (FlowMachine.run): take the
+        frame on top of the stack and run its item on from where the frame says."""
         m = self.m
+        code, nodes = self.code, m.model.nodes
         state = m.state
         stack = state["flow"]
         m.meter.used = 0
@@ -84,9 +86,18 @@ class Direct:
                 m.step_frame()
                 continue
             frame = stack.pop()
+            idx = frame["n"]
             m._ended = False
             try:
-                held = self.resume(frame, len(stack) + 1)
+                if frame["i"] == 0 and "x" not in frame:  # not entered yet
+                    held = code[idx](m, frame["v"], len(stack) + 1, -1, None)
+                else:
+                    node = nodes[idx]
+                    if node.kind not in _CONTINUED:  # pragma: no cover - only these kinds keep a counter
+                        raise RuleError(f"cannot continue a flow item of kind {node.kind}", node.loc)
+                    if node.kind in COUNTED:
+                        _tick(m.meter, node.loc)  # the reference machine's turn that found the child done
+                    held = code[idx](m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
                 if held is not None:
                     stack.extend(reversed(held))
             except Ended as e:
@@ -95,19 +106,6 @@ class Direct:
                 m._flush_schedule()
             except Exception as e:  # rules run bare here: locate their failures
                 raise_located(e)
-
-    def resume(self, frame: dict, depth: int) -> Frames:
-        """Run on the item of `frame` (at stack position `depth`) from where the frame says."""
-        m = self.m
-        idx = frame["n"]
-        if frame["i"] == 0 and "x" not in frame:
-            return self.code[idx](m, frame["v"], depth, -1, None)
-        node = m.model.nodes[idx]
-        if node.kind not in _CONTINUED:  # pragma: no cover - only these kinds keep a frame with a counter
-            raise RuleError(f"cannot continue a flow item of kind {node.kind}", node.loc)
-        if node.kind in COUNTED:
-            _tick(m.meter, node.loc)  # the reference machine's turn that found the child done
-        return self.code[idx](m, frame["v"], depth, frame["i"], frame.get("x"))
 
 
 def raise_located(e: Exception) -> None:
@@ -175,6 +173,7 @@ class _Compiler:
     def __init__(self, model: Any):
         self.nodes = model.nodes
         self.triggers = model.triggers
+        self.steps = model.steps
         self.code: list[Any] = [None] * len(model.nodes)
 
     def all(self) -> list[Code]:
@@ -229,6 +228,7 @@ class _Compiler:
 
     def _call(self, idx: int, node: Any) -> Code:
         code, step, args = self.code, node.step, tuple(node.args.items())
+        target = self.steps[step] if step else -1  # a named step; otherwise `dispatch:` names it as it runs
 
         def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
@@ -238,7 +238,9 @@ class _Compiler:
             given = {}
             for k, fn in args:
                 given[k] = store_value(fn.fast(c), "a step's arguments")
-            return code[m.model.steps[step or m._dispatched(node, v, given)]](m, given, depth, -1, None)
+            if target < 0:
+                return code[m.model.steps[m._dispatched(node, v, given)]](m, given, depth, -1, None)
+            return code[target](m, given, depth, -1, None)
         return call
 
     def _step(self, idx: int, node: Any) -> Code:
