@@ -47,6 +47,9 @@ class Resolved:
     # path, the item's name, package, patch location); describe lists them, removals included.
     item_patches: list[tuple[str, str, str, str, Loc]] = field(default_factory=list)
     incomplete: bool = False  # a data file could not be used (its errors are reported)
+    # Every list that flow item patches address, with its path (`_iter_flow_lists`), kept from
+    # one such patch to the next; None after any change that may add, drop or move a list.
+    flow_lists: list[tuple[str, list]] | None = field(default=None, repr=False, compare=False)
 
     def where(self, path: str) -> str:
         got = self.provenance.get(path)
@@ -229,6 +232,7 @@ def _add_entries(res: Resolved, pkg: Package, section: str, body: dict, diags: D
     as whole values."""
     prefix = prefix or section
     container = res.data.setdefault(section, {}) if container is None else container
+    res.flow_lists = None
     max_depth = ENTRY_DEPTH.get(section, 1)
     for key, value in body.items():
         path = f"{prefix}.{key}"
@@ -270,6 +274,7 @@ def _merge_list_section(res: Resolved, pkg: Package, section: str, body: list, l
         return
     res.data[section] = body if isinstance(body, LocList) else LocList(body)
     res.provenance[section] = (pkg.id, loc)
+    res.flow_lists = None
 
 
 # ---- patches ----
@@ -299,6 +304,7 @@ def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
         return
     section = path.split(".", 1)[0]
     res.patched_sections.add(section)
+    res.flow_lists = None
     if op == "remove":
         del parent[key]
         _forget(res, path)
@@ -416,6 +422,8 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     path, lst, i, anchor, origins = claimed
     at = i if where == "before" else i + 1
     lst.insert(at, item)
+    if _moves_lists(lst, at):
+        res.flow_lists = None
     locs = getattr(lst, "item_locs", None)
     if isinstance(locs, list) and len(locs) == len(lst) - 1:  # the inserted item is located at the patch
         locs.insert(at, loc_of(patch, "insert"))
@@ -439,9 +447,13 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
     path, lst, i, name, origins = claimed
     res.item_patches.append((op, path, name, pkg.id, loc))
     if op == "remove_item":
+        if _moves_lists(lst, i):
+            res.flow_lists = None
         del lst[i]
         del origins[i]
         return
+    if _holds_lists(lst[i]) or _holds_lists(patch.get("value")):
+        res.flow_lists = None
     lst[i] = patch.get("value")
     origins[i] = (pkg.id, loc)
     res.provenance[f"{path}+{_step_name(lst[i]) or name}"] = (pkg.id, loc)
@@ -470,7 +482,9 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
 
     `LIST.ITEM` (`procedures.score.do.bonus`, `steps.plan.flow.bid`) looks only in the
     list at that path."""
-    lists = list(_iter_flow_lists(res.data))
+    lists = res.flow_lists
+    if lists is None:
+        lists = res.flow_lists = list(_iter_flow_lists(res.data))
     text = str(name)
     scope, _, bare = text.rpartition(".")
     if scope and any(path == scope for path, _ in lists):
@@ -496,6 +510,17 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
         return None
     path, lst = found[0]
     return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare
+
+
+def _holds_lists(item: Any) -> bool:
+    """Whether `_iter_flow_lists` may find a list inside this item."""
+    return isinstance(item, dict) and any(isinstance(item.get(k), list) for k in ("do", "then", "else", "flow"))
+
+
+def _moves_lists(lst: list, i: int) -> bool:
+    """Whether inserting or removing item `i` of `lst` adds or drops a list, or renumbers one (its
+    path names its item's index), so that the remembered flow lists are out of date."""
+    return any(_holds_lists(x) for x in lst[i:])
 
 
 def _unnamed_hint(data: dict, text: str) -> str:
