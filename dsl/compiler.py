@@ -293,10 +293,15 @@ class Compiler:
         key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
                tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
         known = memo.setdefault(key, [])
-        for names, meanings, fn in known:
-            if tuple(map(self._meaning, names)) == meanings:
-                self.mentioned.update(names)
-                return fn
+        if known:
+            meant = self._meanings.get  # each name's meaning is worked out once per build, then looked up in C
+            for names, meanings, fn in known:
+                now = tuple(map(meant, names))
+                if None in now:
+                    now = tuple(map(self._meaning, names))
+                if now == meanings:
+                    self.mentioned.update(names)
+                    return fn
         before = len(self.diags.items)
         self._used = set()
         try:
@@ -316,10 +321,14 @@ class Compiler:
             s = self.sym
             if self._keys is None:
                 self._keys = s.known_keys()
-            got = (name, name in s.globals, repr(s.constants[name]) if name in s.constants else None,
+            constants = s.constants
+            got = (name, name in s.globals, repr(constants[name]) if name in constants else None,
                    name in s.collections, name in s.fields, name in s.statics, name in self._keys,
-                   *(t[name].params if name in t else None
-                     for t in (s.functions, s.procedures, s.events, s.modifiers, s.steps)))
+                   None if (f := s.functions.get(name)) is None else f.params,
+                   None if (f := s.procedures.get(name)) is None else f.params,
+                   None if (f := s.events.get(name)) is None else f.params,
+                   None if (f := s.modifiers.get(name)) is None else f.params,
+                   None if (f := s.steps.get(name)) is None else f.params)
             self._meanings[name] = got
         return got
 
