@@ -49,7 +49,11 @@ class Resolved:
     incomplete: bool = False  # a data file could not be used (its errors are reported)
     # Every list that flow item patches address, with its path (`_iter_flow_lists`), kept from
     # one such patch to the next; None after any change that may add, drop or move a list.
-    flow_lists: list[tuple[str, list]] | None = field(default=None, repr=False, compare=False)
+    flow_lists: list[tuple[str, list, tuple]] | None = field(default=None, repr=False, compare=False)
+    # Within `reading_cache()` the data files' values are shared by every build, read-only:
+    # a container is copied into this build (and kept here by id) before layering changes it.
+    # None: the values are this build's own (no cache), changed in place.
+    owned: dict[int, Any] | None = field(default=None, repr=False, compare=False)
 
     def where(self, path: str) -> str:
         got = self.provenance.get(path)
@@ -76,6 +80,8 @@ def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
     """Merge the data files of every package of `combo` (those its options and player count
     load), apply the expansions' patches in load order, and record where everything came from."""
     res = Resolved(_empty_data())
+    if _CACHE.get() is not None:  # the files' values are shared: copy on change (see `_own`)
+        res.owned = {id(c): c for c in (res.data, *res.data.values())}
     by_id = {p.id: p for p in combo.packages}
     for pkg in combo.packages:
         is_base = pkg is combo.base
@@ -137,8 +143,9 @@ def _set_loc(container: Any, key: Any, key_loc: Loc, value_loc: Loc) -> None:
 def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
     """A data file, read and checked against the schema; None when it cannot be used.
 
-    Inside `reading_cache()` each file is read once; later readers get a copy (layering
-    changes the containers it merges into) and the same diagnostics again.
+    Inside `reading_cache()` each file is read once; every reader gets the same values, which
+    layering never changes (it copies a container before changing it: `_own`), and the same
+    diagnostics again.
     """
     cache = _CACHE.get()
     key = None
@@ -151,7 +158,7 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
         if key is not None and key in cache:
             data, found = cache[key]
             diags.extend(found)
-            return _clone(data) if data is not None else None
+            return data
     local = Diagnostics()
     data = load_yaml_cached(path, local, display_name=display)
     if data is not None:
@@ -167,7 +174,6 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
     diags.extend(local)
     if cache is not None and key is not None:
         cache[key] = (data, list(local))
-        return _clone(data) if data is not None else None
     return data
 
 
@@ -183,32 +189,41 @@ def reading_cache() -> Iterator[None]:
         yield
 
 
-def _clone(value: Any) -> Any:
-    """A copy of loaded YAML data that keeps every location.
-
-    Validation clones every data file once per build (hundreds of thousands of values), so
-    this avoids a call per scalar and the containers' Python-level __init__."""
-    cls = type(value)
+def _own(res: Resolved, parent: Any, key: Any) -> Any:
+    """`parent[key]` as a container of this build's own, copied (one level, with its locations)
+    the first time it is changed: within `reading_cache()` the values of the data files are
+    shared by every build. `parent` must be this build's own already (see `_own_keys`)."""
+    child = parent[key]
+    owned = res.owned
+    if owned is None or id(child) in owned:
+        return child
+    cls = type(child)
     if cls is LocDict:
-        out = dict.__new__(LocDict)
-        for k, v in value.items():
-            out[k] = _clone(v) if type(v) in _CONTAINERS else v
-        out.file, out.loc = value.file, value.loc
-        out.key_locs, out.value_locs = value.key_locs.copy(), value.value_locs.copy()
-        return out
-    if cls is LocList:
-        out_list = list.__new__(LocList)
-        out_list.extend([_clone(v) if type(v) in _CONTAINERS else v for v in value])
-        out_list.file, out_list.loc, out_list.item_locs = value.file, value.loc, value.item_locs.copy()
-        return out_list
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clone(v) for v in value]
-    return value
+        copy: Any = dict.__new__(LocDict)
+        copy.update(child)
+        copy.file, copy.loc = child.file, child.loc
+        copy.key_locs, copy.value_locs = child.key_locs.copy(), child.value_locs.copy()
+    elif cls is LocList:
+        copy = list.__new__(LocList)
+        copy.extend(child)
+        copy.file, copy.loc, copy.item_locs = child.file, child.loc, child.item_locs.copy()
+    elif isinstance(child, dict):
+        copy = dict(child)
+    elif isinstance(child, list):
+        copy = list(child)
+    else:
+        return child
+    owned[id(copy)] = copy  # kept: an id is only unique while its object lives
+    parent[key] = copy
+    return copy
 
 
-_CONTAINERS = frozenset({LocDict, LocList, dict, list})  # the types _clone copies (scalars are shared)
+def _own_keys(res: Resolved, keys: tuple) -> Any:
+    """The container at `res.data[k0][k1]...`, each container on the way made this build's own."""
+    cur: Any = res.data
+    for k in keys:
+        cur = _own(res, cur, k)
+    return cur
 
 
 def included(when: dict[str, list], combo: Combo) -> bool:
@@ -231,7 +246,9 @@ def _add_entries(res: Resolved, pkg: Package, section: str, body: dict, diags: D
     """Add each entry of `body` under `prefix`; entries deeper than the tracked depth are merged
     as whole values."""
     prefix = prefix or section
-    container = res.data.setdefault(section, {}) if container is None else container
+    if container is None:
+        res.data.setdefault(section, {})
+        container = _own(res, res.data, section)
     res.flow_lists = None
     max_depth = ENTRY_DEPTH.get(section, 1)
     for key, value in body.items():
@@ -239,7 +256,7 @@ def _add_entries(res: Resolved, pkg: Package, section: str, body: dict, diags: D
         loc = loc_of(body, key, key=True)
         if key in container:
             if depth < max_depth and isinstance(container[key], dict) and isinstance(value, dict):
-                _add_entries(res, pkg, section, value, diags, path, container[key], depth + 1)
+                _add_entries(res, pkg, section, value, diags, path, _own(res, container, key), depth + 1)
                 continue
             owner, first = res.provenance.get(path, ("?", Loc()))
             if owner == pkg.id:
@@ -305,6 +322,11 @@ def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     section = path.split(".", 1)[0]
     res.patched_sections.add(section)
     res.flow_lists = None
+    if res.owned is not None:  # the containers on the way to `parent` become this build's own
+        cur: Any = res.data
+        for part in path.split(".")[:-1]:
+            cur = _own(res, cur, _key_in(cur, part))
+        parent = cur
     if op == "remove":
         del parent[key]
         _forget(res, path)
@@ -459,22 +481,42 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
     res.provenance[f"{path}+{_step_name(lst[i]) or name}"] = (pkg.id, loc)
 
 
-def _claim_item(res: Resolved, pkg: Package, got: tuple[str, list, int, Any] | None, what: str, loc: Loc,
-                diags: Diagnostics, by_id: dict[str, Package]) -> tuple[str, list, int, Any, list] | None:
+def _claim_item(res: Resolved, pkg: Package, got: tuple[str, list, int, Any, tuple] | None, what: str,
+                loc: Loc, diags: Diagnostics, by_id: dict[str, Package]) -> tuple[str, list, int, Any, list] | None:
     """The item `_flow_item` found, claimed for `pkg` (`what`: before, after or item, so two
     packages changing the same place conflict), its section marked patched (the item is
-    checked in place), with the origins of its list; None if not found or already claimed."""
+    checked in place), with its list (this build's own, to be changed) and the list's origins;
+    None if not found or already claimed."""
     if got is None:
         return None
-    path, lst, i, name = got
+    path, lst, i, name, keys = got
     if not _claim(res, pkg, f"{path}:{what}:{name}", loc, diags, by_id):
         return None
     res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
+    if res.owned is not None and id(lst) not in res.owned:
+        lst = _own_flow_list(res, keys)
     return path, lst, i, name, _flow_origins(res, lst)
 
 
+def _own_flow_list(res: Resolved, keys: tuple) -> list:
+    """The flow list at `keys` made this build's own (with the containers on the way); the
+    remembered flow lists on that way now point at the copies (the others are unchanged: a
+    copy holds the same children)."""
+    lst = _own_keys(res, keys)
+    if res.flow_lists is not None:
+        res.flow_lists = [(path, _at_keys(res.data, where) if where == keys[:len(where)] else known, where)
+                          for path, known, where in res.flow_lists]
+    return lst
+
+
+def _at_keys(data: Any, keys: tuple) -> Any:
+    for k in keys:
+        data = data[k]
+    return data
+
+
 def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing: str, ambiguous: str,
-               fallback_hint: str = "") -> tuple[str, list, int, Any] | None:
+               fallback_hint: str = "") -> tuple[str, list, int, Any, tuple] | None:
     """The one list (a flow, or a procedure's blocks) holding an item named `name` (a step name,
     `label` or block `name`), its index, and the item's name without its list; None after
     reporting P026 (no such item; silent while the combo is incomplete, see _apply_patch) or
@@ -487,14 +529,14 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
         lists = res.flow_lists = list(_iter_flow_lists(res.data))
     text = str(name)
     scope, _, bare = text.rpartition(".")
-    if scope and any(path == scope for path, _ in lists):
-        lists = [(path, lst) for path, lst in lists if path == scope]
+    if scope and any(path == scope for path, _, _ in lists):
+        lists = [x for x in lists if x[0] == scope]
     else:
         scope, bare = "", name
-    found = [(p, lst) for p, lst in lists if any(_answers_to(x, bare) for x in lst)]
+    found = [x for x in lists if any(_answers_to(item, bare) for item in x[1])]
     if not found:
         if not res.incomplete:
-            names = [n for _, lst in lists for x in lst for n in _item_names(x)]
+            names = [n for _, lst, _ in lists for x in lst for n in _item_names(x)]
             hint = did_you_mean(str(bare), names)
             if hint and scope:
                 hint = hint.replace("`", f"`{scope}.", 1)
@@ -503,13 +545,13 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
             diags.add("P026", missing, where, hint=hint or fallback_hint or hint)
         return None
     if len(found) > 1:
-        shown = ", ".join(p for p, _ in found[:4]) + (", ..." if len(found) > 4 else "")
-        named = " or ".join(f"`{p}.{bare}`" for p, _ in found[:2])
+        shown = ", ".join(p for p, _, _ in found[:4]) + (", ..." if len(found) > 4 else "")
+        named = " or ".join(f"`{p}.{bare}`" for p, _, _ in found[:2])
         diags.add("P027", ambiguous.format(anchor=name, n=len(found), paths=shown), where,
                   hint=f"name it with its list, like {named} (or give a flow item a unique `label`)")
         return None
-    path, lst = found[0]
-    return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare
+    path, lst, keys = found[0]
+    return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare, keys
 
 
 def _holds_lists(item: Any) -> bool:
@@ -577,26 +619,26 @@ def _step_name(item: Any) -> str | None:
 
 
 def _iter_flow_lists(data: dict):
-    """Every list whose items patches address by name, with its path: the root flow, step
-    flows, the nested `do`/`then`/`else` lists of flow items, and the named blocks of
-    procedures (`procedures.NAME.do`)."""
-    def walk(path: str, lst: Any):
+    """Every list whose items patches address by name, with its path and the keys that lead to
+    it from `data`: the root flow, step flows, the nested `do`/`then`/`else` lists of flow
+    items, and the named blocks of procedures (`procedures.NAME.do`)."""
+    def walk(path: str, lst: Any, keys: tuple):
         if not isinstance(lst, list):
             return
-        yield path, lst
+        yield path, lst, keys
         for i, item in enumerate(lst):
             if isinstance(item, dict):
                 for key in ("do", "then", "else", "flow"):
                     if isinstance(item.get(key), list):
-                        yield from walk(f"{path}[{i}].{key}", item[key])
-    yield from walk("flow", data.get("flow"))
+                        yield from walk(f"{path}[{i}].{key}", item[key], (*keys, i, key))
+    yield from walk("flow", data.get("flow"), ("flow",))
     for name, step in (data.get("steps") or {}).items():
         if isinstance(step, dict):
             for key in ("flow", "then", "else"):
-                yield from walk(f"steps.{name}.{key}", step.get(key))
+                yield from walk(f"steps.{name}.{key}", step.get(key), ("steps", name, key))
     for name, proc in (data.get("procedures") or {}).items():
         if isinstance(proc, dict) and isinstance(proc.get("do"), list):
-            yield f"procedures.{name}.do", proc["do"]
+            yield f"procedures.{name}.do", proc["do"], ("procedures", name, "do")
 
 
 def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
