@@ -7,7 +7,6 @@ carry on, so a user sees every problem at once, not only the first.
 """
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -127,6 +126,8 @@ class RulesetError(Exception):
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """A hint naming the closest known name, or '' when nothing is close."""
+    import difflib  # only when a name is unknown: not imported by a clean run
+
     close = difflib.get_close_matches(str(name), [str(c) for c in candidates], n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else ""
 
