@@ -180,6 +180,8 @@ def blame_patches(combo: Combo, found: list[Diagnostic]) -> list[Diagnostic]:
     """Diagnostics in a file of a package that the combo *without the packages after it* does not
     give were caused by a later package's patch: point at that patch, and say in the message where
     the base file broke. (Without this, a variant author is sent into a base file they never wrote.)"""
+    if not found:
+        return found
     owner: dict[str, int] = {}
     for i, pkg in enumerate(combo.packages[:-1]):
         for df in pkg.files:
