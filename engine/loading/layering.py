@@ -80,36 +80,27 @@ def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
     """Merge the data files of every package of `combo` (those its options and player count
     load), apply the expansions' patches in load order, and record where everything came from."""
     res = Resolved(_empty_data())
-    if _CACHE.get() is not None:  # the files' values are shared: copy on change (see `_own`)
+    memo = _CACHE.get()
+    if memo is not None:  # the files' values are shared: copy on change (see `_own`)
         res.owned = {id(c): c for c in (res.data, *res.data.values())}
     by_id = {p.id: p for p in combo.packages}
     for pkg in combo.packages:
-        is_base = pkg is combo.base
-        for df in pkg.files:
-            if not included(df.when, combo):
+        files = [df for df in pkg.files if included(df.when, combo)]
+        if pkg is not combo.base:
+            _lay(res, pkg, files, False, diags, by_id)
+            continue
+        # Within `reading_cache()` the base package's files, laid once without any diagnostic,
+        # are laid for every build that loads the same files (the other option values, player
+        # counts and expansions) by a copy of the result, changed only where later packages do.
+        key = _base_key(pkg, files) if memo is not None else None
+        laid = memo.get(key) if key is not None else None
+        if laid is None:
+            mark = len(diags.items)
+            _lay(res, pkg, files, True, diags, by_id)
+            if key is None or len(diags.items) != mark or res.incomplete:
                 continue
-            errors = len(diags.errors)
-            data = _read_datafile(df.path, df.display, diags)
-            if data is None:
-                res.incomplete = res.incomplete or len(diags.errors) > errors
-                continue
-            for section, body in data.items():
-                if section not in res.data.key_locs:  # where each section is first written
-                    res.data.key_locs[section] = loc_of(data, section, key=True)
-                    res.data.value_locs[section] = loc_of(data, section)
-                if section == "notes":
-                    res.notes.append((pkg.id, str(body)))
-                elif section == "patches":
-                    if is_base:
-                        diags.add("P020", "a base ruleset has nothing to patch: write the entries directly",
-                                  loc_of(data, "patches", key=True))
-                    else:
-                        for i, patch in enumerate(body):
-                            _apply_patch(res, pkg, patch, loc_of(body, i), diags, by_id)
-                elif section in LIST_SECTIONS:
-                    _merge_list_section(res, pkg, section, body, loc_of(data, section, key=True), diags)
-                elif isinstance(body, dict):
-                    _add_entries(res, pkg, section, body, diags)
+            laid = memo[key] = (res.data, res.provenance, res.notes)  # never changed again: see below
+        res = _from_base(*laid)
     # A patch may have removed a whole section: later stages expect every section.
     for s in KEYED_SECTIONS:
         if not isinstance(res.data.get(s), dict):
@@ -119,6 +110,53 @@ def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
             res.data[s] = LocList()
     if res.patched_sections:
         check_resolved(res, diags)
+    return res
+
+
+def _lay(res: Resolved, pkg: Package, files: list, is_base: bool, diags: Diagnostics,
+         by_id: dict[str, Package]) -> None:
+    """Lay the data files of one package over what `res` holds."""
+    for df in files:
+        errors = len(diags.errors)
+        data = _read_datafile(df.path, df.display, diags)
+        if data is None:
+            res.incomplete = res.incomplete or len(diags.errors) > errors
+            continue
+        for section, body in data.items():
+            if section not in res.data.key_locs:  # where each section is first written
+                res.data.key_locs[section] = loc_of(data, section, key=True)
+                res.data.value_locs[section] = loc_of(data, section)
+            if section == "notes":
+                res.notes.append((pkg.id, str(body)))
+            elif section == "patches":
+                if is_base:
+                    diags.add("P020", "a base ruleset has nothing to patch: write the entries directly",
+                              loc_of(data, "patches", key=True))
+                else:
+                    for i, patch in enumerate(body):
+                        _apply_patch(res, pkg, patch, loc_of(body, i), diags, by_id)
+            elif section in LIST_SECTIONS:
+                _merge_list_section(res, pkg, section, body, loc_of(data, section, key=True), diags)
+            elif isinstance(body, dict):
+                _add_entries(res, pkg, section, body, diags)
+
+
+def _base_key(pkg: Package, files: list) -> tuple | None:
+    """The memo key of a base package laid with these files (None if a file cannot be looked at)."""
+    keys = [_file_key(df.path, df.display) for df in files]
+    return None if None in keys else ("base laid", pkg.id, str(pkg.root), *keys)
+
+
+def _from_base(data: LocDict, provenance: dict, notes: list) -> Resolved:
+    """A build's start from a base package laid before: its own top level, every section shared
+    (copied into the build when changed, like the files' values: `_own`). The build that laid
+    the base starts from it the same way, so nothing changes what is remembered."""
+    top = dict.__new__(LocDict)
+    top.update(data)
+    top.file, top.loc = data.file, data.loc
+    top.key_locs, top.value_locs = data.key_locs.copy(), data.value_locs.copy()
+    res = Resolved(top, dict(provenance), notes=list(notes))
+    res.owned = {id(top): top}
     return res
 
 
@@ -150,11 +188,7 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
     cache = _CACHE.get()
     key = None
     if cache is not None:
-        try:
-            st = path.stat()
-            key = (str(path), display, st.st_mtime_ns, st.st_size, st.st_ino)
-        except (OSError, ValueError):
-            key = None
+        key = _file_key(path, display)
         if key is not None and key in cache:
             data, found = cache[key]
             diags.extend(found)
@@ -178,6 +212,15 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
 
 
 _CACHE = ScopedMemo("daimyo_reading_cache")
+
+
+def _file_key(path: Path, display: str) -> tuple | None:
+    """A data file as the reading cache knows it: its path and what its last change left."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    return (str(path), display, st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 @contextmanager
