@@ -716,7 +716,7 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
     # the data is written); see `_valid_keys` for the pieces. The pieces not yet known are
     # checked alone first; when one of them has a problem, the whole check says what and where.
     memo = _CACHE.get()
-    pieces = _valid_keys(data) if memo is not None else None
+    pieces = _valid_keys(data, memo) if memo is not None else None
     if pieces is not None:
         new = {key: where for key, where in pieces.items() if key not in memo}
         part: dict[str, Any] = {}
@@ -729,6 +729,11 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
                     part[section][entry] = data[section][entry]
         if not new or check_data("ruleset", part, Diagnostics(), lambda path, key: Loc()):
             memo.update(dict.fromkeys(new, True))
+            for section, entry in pieces.values():  # and the entries themselves (see _valid_keys)
+                if entry is not _WHOLE and entry is not _MAPPING:
+                    value = data[section][entry]
+                    if isinstance(value, (dict, list)):
+                        memo[("valid entry", section, entry, id(value))] = value
             return True
     return check_data("ruleset", data, diags, locate, "after patches: ")
 
@@ -741,13 +746,15 @@ _PER_ENTRY = {"type", "propertyNames", "additionalProperties", "description", "t
 _WHOLE, _MAPPING = object(), object()  # a piece that is a whole section, or "the section is a mapping"
 
 
-def _valid_keys(data: dict) -> dict[tuple, tuple[str, Any]] | None:
+def _valid_keys(data: dict, memo: dict) -> dict[tuple, tuple[str, Any]] | None:
     """The pieces whose validity makes `data` valid against the data-file schema, as memo keys,
     each with (section, entry) saying which piece it is: each entry of a section whose schema
     checks entries one by one, else the whole section. (The schema's top level checks each
     section on its own: tests/test_speed.py keeps it so.) A key is a repr, which tells apart
     every type the schema does (1, 1.0, True, "1"); None for a structure that holds itself (its
-    repr does not say all of it)."""
+    repr does not say all of it). An entry that is the very object found valid before (kept in
+    `memo` with its id: an object no build changes once laid, see `_own`) is left out, without
+    its repr."""
     sections = schema("ruleset").get("properties", {})
     keys: dict[tuple, tuple[str, Any]] = {}
     for name, value in data.items():
@@ -756,7 +763,8 @@ def _valid_keys(data: dict) -> dict[tuple, tuple[str, Any]] | None:
                 and isinstance(value, dict):
             keys[("valid after patches", name, "{}")] = (name, _MAPPING)
             for k, v in value.items():
-                keys[("valid after patches", name, repr(k), repr(v))] = (name, k)
+                if memo.get(("valid entry", name, k, id(v))) is not v:
+                    keys[("valid after patches", name, repr(k), repr(v))] = (name, k)
         else:
             keys[("valid after patches", name, repr(value))] = (name, _WHOLE)
     if any("[...]" in k[-1] or "{...}" in k[-1] for k in keys):
