@@ -248,6 +248,7 @@ class Compiler:
         self._meanings: dict[str, tuple] = {}
         self._used: set[str] | None = None  # names looked up while compiling one text (for the memo)
         self.mentioned: set[str] = set()  # every name and attribute any compiled text looked up
+        self.recorder: set[str] | None = None  # when a set: also gets every name mentioned (flow memo)
         self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
         self._pieces: Pieces = ()  # where each part of a joined text is written (see `effect`)
 
@@ -285,7 +286,7 @@ class Compiler:
             try:
                 return self._compile_text(src, loc, start, local_names, pure, what)
             finally:
-                self.mentioned |= self._used
+                self._mention(self._used)
                 self._used = None
         # The same text, at the same place, compiles to the same closure wherever each name it
         # looked up means the same: reuse it. (Places as plain tuples: hashing and comparing a
@@ -300,7 +301,7 @@ class Compiler:
                 if None in now:
                     now = tuple(map(self._meaning, names))
                 if now == meanings:
-                    self.mentioned.update(names)
+                    self._mention(names)
                     return fn
         before = len(self.diags.items)
         self._used = set()
@@ -308,11 +309,21 @@ class Compiler:
             fn = self._compile_text(src, loc, start, local_names, pure, what)
         finally:
             used, self._used = self._used, None
-            self.mentioned |= used
+            self._mention(used)
         if fn is not None and len(self.diags.items) == before:  # texts with problems are never shared
             names = tuple(sorted(used))
             known.append((names, tuple(map(self._meaning, names)), fn))
         return fn
+
+    def _mention(self, names: Any) -> None:
+        self.mentioned.update(names)
+        if self.recorder is not None:
+            self.recorder.update(names)
+
+    def meanings(self, names: tuple[str, ...]) -> tuple:
+        """What each of `names` means in this ruleset (see `_meaning`): equal for two builds
+        exactly when a text that looked up these names compiles the same in both."""
+        return tuple(map(self._meaning, names))
 
     def _meaning(self, name: str) -> tuple:
         """Everything the compiler could read about `name` in this ruleset's declarations."""

@@ -10,8 +10,9 @@ every file at least once, so a broken moon-side file is found even though the de
 the sun side. Diagnostics found in several builds are reported once.
 
 Speed: within one run each data file is read and schema-checked once (`reading_cache`),
-each rule text parsed once, and a text is compiled again only where a name it uses means
-something else (`compile_cache`), so the extra builds cost little.
+each rule text parsed once, a text is compiled again only where a name it uses means
+something else (`compile_cache`), and a step's flow walked again only where it or what it
+uses changed (`flow_cache`), so the extra builds cost little.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from engine.loading.package import (
 from engine.loading.yamlio import loc_of
 from engine.model.build import board_cache, build_combo
 from engine.model.checks import run_checks
+from engine.model.flow import flow_cache
 from engine.model.ruleset import MAX_PLAYERS, Model
 from engine.model.unused import check_unused
 
@@ -49,7 +51,7 @@ def validate_targets(targets: list[str]) -> tuple[Diagnostics, list[str]]:
     diags = Diagnostics()
     checked: list[str] = []
     seen: set[tuple] = set()
-    with reading_cache(), compile_cache(), board_cache(), _fewer_collections():
+    with reading_cache(), compile_cache(), flow_cache(), board_cache(), _fewer_collections():
         for target in expand_targets(targets):
             local = Diagnostics()
             combo = combo_for(target, local)
