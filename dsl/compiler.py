@@ -294,15 +294,10 @@ class Compiler:
         key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
                tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
         known = memo.setdefault(key, [])
-        if known:
-            meant = self._meanings.get  # each name's meaning is worked out once per build, then looked up in C
-            for names, meanings, fn in known:
-                now = tuple(map(meant, names))
-                if None in now:
-                    now = tuple(map(self._meaning, names))
-                if now == meanings:
-                    self._mention(names)
-                    return fn
+        for names, meanings, fn in known:
+            if self.meanings(names) == meanings:
+                self._mention(names)
+                return fn
         before = len(self.diags.items)
         self._used = set()
         try:
@@ -312,7 +307,7 @@ class Compiler:
             self._mention(used)
         if fn is not None and len(self.diags.items) == before:  # texts with problems are never shared
             names = tuple(sorted(used))
-            known.append((names, tuple(map(self._meaning, names)), fn))
+            known.append((names, self.meanings(names), fn))
         return fn
 
     def _mention(self, names: Any) -> None:
@@ -323,7 +318,8 @@ class Compiler:
     def meanings(self, names: tuple[str, ...]) -> tuple:
         """What each of `names` means in this ruleset (see `_meaning`): equal for two builds
         exactly when a text that looked up these names compiles the same in both."""
-        return tuple(map(self._meaning, names))
+        now = tuple(map(self._meanings.get, names))  # worked out once per build, then looked up in C
+        return tuple(map(self._meaning, names)) if None in now else now
 
     def _meaning(self, name: str) -> tuple:
         """Everything the compiler could read about `name` in this ruleset's declarations."""
