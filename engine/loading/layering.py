@@ -54,6 +54,9 @@ class Resolved:
     # a container is copied into this build (and kept here by id) before layering changes it.
     # None: the values are this build's own (no cache), changed in place.
     owned: dict[int, Any] | None = field(default=None, repr=False, compare=False)
+    # The names the items of a flow list answer to, by the list's id (with the list, which is
+    # checked: an id is only unique while its object lives); dropped when the list changes.
+    flow_names: dict[int, tuple[list, set]] = field(default_factory=dict, repr=False, compare=False)
 
     def where(self, path: str) -> str:
         got = self.provenance.get(path)
@@ -487,6 +490,7 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     path, lst, i, anchor, origins = claimed
     at = i if where == "before" else i + 1
     lst.insert(at, item)
+    res.flow_names.pop(id(lst), None)
     if _moves_lists(lst, at):
         res.flow_lists = None
     locs = getattr(lst, "item_locs", None)
@@ -511,6 +515,7 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
         return
     path, lst, i, name, origins = claimed
     res.item_patches.append((op, path, name, pkg.id, loc))
+    res.flow_names.pop(id(lst), None)
     if op == "remove_item":
         if _moves_lists(lst, i):
             res.flow_lists = None
@@ -576,7 +581,10 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
         lists = [x for x in lists if x[0] == scope]
     else:
         scope, bare = "", name
-    found = [x for x in lists if any(_answers_to(item, bare) for item in x[1])]
+    try:
+        found = [x for x in lists if bare in _names_in(res, x[1])]
+    except TypeError:  # a name that cannot be hashed (not a text) answers to no item
+        found = []
     if not found:
         if not res.incomplete:
             names = [n for _, lst, _ in lists for x in lst for n in _item_names(x)]
@@ -595,6 +603,14 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
         return None
     path, lst, keys = found[0]
     return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare, keys
+
+
+def _names_in(res: Resolved, lst: list) -> set:
+    """Every name the items of `lst` answer to (`_answers_to`), worked out once per version of it."""
+    got = res.flow_names.get(id(lst))
+    if got is None or got[0] is not lst:
+        got = res.flow_names[id(lst)] = (lst, {n for x in lst for n in _item_names(x)})
+    return got[1]
 
 
 def _holds_lists(item: Any) -> bool:
