@@ -64,19 +64,20 @@ def flow_cache() -> AbstractContextManager[None]:
     return _FLOWS.scope()
 
 
-@dataclass
 class _Walked:
     """A step's flow as one build compiled it: its nodes (indices from `start`), the node it
-    starts at, and everything the walk read besides the step itself."""
+    starts at, and everything the walk read besides the step itself. (A plain class: making a
+    dataclass costs every `daimyo` start about a millisecond.)"""
 
-    spec: Any  # the step (held, so that its id stays its own)
-    nodes: list[Node]
-    start: int
-    body: int
-    names: tuple[str, ...]  # every name its texts looked up, with what each meant
-    meanings: tuple
-    calls: dict[str, tuple]  # steps it calls, with their parameters
-    loop_vars: dict[str, bool]  # loop variables, with whether each is a global
+    __slots__ = ("body", "calls", "loop_vars", "meanings", "names", "nodes", "spec", "start")
+
+    def __init__(self, spec: Any, nodes: list[Node], start: int, body: int, names: tuple[str, ...],
+                 meanings: tuple, calls: dict[str, tuple], loop_vars: dict[str, bool]) -> None:
+        self.spec = spec  # the step (held, so that its id stays its own)
+        self.nodes, self.start, self.body = nodes, start, body
+        self.names, self.meanings = names, meanings  # every name its texts looked up, with what each meant
+        self.calls = calls  # steps it calls, with their parameters
+        self.loop_vars = loop_vars  # loop variables, with whether each is a global
 
 
 class FlowCompiler:
