@@ -294,13 +294,10 @@ class Compiler:
         key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
                tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
         known = memo.setdefault(key, [])
-        if known:
-            meant = self._meanings.get  # inline here (a call per text costs): see `meanings`
-            for names, meanings, fn in known:
-                now = tuple(map(meant, names))
-                if (self.meanings(names) if None in now else now) == meanings:
-                    self._mention(names)
-                    return fn
+        for names, meanings, fn in known:
+            if self.meanings(names) == meanings:
+                self._mention(names)
+                return fn
         before = len(self.diags.items)
         self._used = set()
         try:
