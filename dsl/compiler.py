@@ -248,6 +248,7 @@ class Compiler:
         self._meanings: dict[str, tuple] = {}
         self._used: set[str] | None = None  # names looked up while compiling one text (for the memo)
         self.mentioned: set[str] = set()  # every name and attribute any compiled text looked up
+        self.recorder: set[str] | None = None  # when a set: also gets every name mentioned (flow memo)
         self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
         self._pieces: Pieces = ()  # where each part of a joined text is written (see `effect`)
 
@@ -285,7 +286,7 @@ class Compiler:
             try:
                 return self._compile_text(src, loc, start, local_names, pure, what)
             finally:
-                self.mentioned |= self._used
+                self._mention(self._used)
                 self._used = None
         # The same text, at the same place, compiles to the same closure wherever each name it
         # looked up means the same: reuse it. (Places as plain tuples: hashing and comparing a
@@ -294,8 +295,8 @@ class Compiler:
                tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
-            if tuple(map(self._meaning, names)) == meanings:
-                self.mentioned.update(names)
+            if self.meanings(names) == meanings:
+                self._mention(names)
                 return fn
         before = len(self.diags.items)
         self._used = set()
@@ -303,11 +304,22 @@ class Compiler:
             fn = self._compile_text(src, loc, start, local_names, pure, what)
         finally:
             used, self._used = self._used, None
-            self.mentioned |= used
+            self._mention(used)
         if fn is not None and len(self.diags.items) == before:  # texts with problems are never shared
             names = tuple(sorted(used))
-            known.append((names, tuple(map(self._meaning, names)), fn))
+            known.append((names, self.meanings(names), fn))
         return fn
+
+    def _mention(self, names: Any) -> None:
+        self.mentioned.update(names)
+        if self.recorder is not None:
+            self.recorder.update(names)
+
+    def meanings(self, names: tuple[str, ...]) -> tuple:
+        """What each of `names` means in this ruleset (see `_meaning`): equal for two builds
+        exactly when a text that looked up these names compiles the same in both."""
+        now = tuple(map(self._meanings.get, names))  # worked out once per build, then looked up in C
+        return tuple(map(self._meaning, names)) if None in now else now
 
     def _meaning(self, name: str) -> tuple:
         """Everything the compiler could read about `name` in this ruleset's declarations."""
@@ -316,10 +328,14 @@ class Compiler:
             s = self.sym
             if self._keys is None:
                 self._keys = s.known_keys()
-            got = (name, name in s.globals, repr(s.constants[name]) if name in s.constants else None,
+            constants = s.constants
+            got = (name, name in s.globals, repr(constants[name]) if name in constants else None,
                    name in s.collections, name in s.fields, name in s.statics, name in self._keys,
-                   *(t[name].params if name in t else None
-                     for t in (s.functions, s.procedures, s.events, s.modifiers, s.steps)))
+                   None if (f := s.functions.get(name)) is None else f.params,
+                   None if (f := s.procedures.get(name)) is None else f.params,
+                   None if (f := s.events.get(name)) is None else f.params,
+                   None if (f := s.modifiers.get(name)) is None else f.params,
+                   None if (f := s.steps.get(name)) is None else f.params)
             self._meanings[name] = got
         return got
 

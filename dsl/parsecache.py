@@ -62,10 +62,9 @@ class ParseCache(diskcache.DiskCache):
             doc = json.loads(raw)
             if type(doc) is not list or len(doc) != 2 or doc[0] != start:
                 raise _Bad
-            tree = _Decoder(text, self.patterns, self.rules, self.matched).node(doc[1])
+            return _decode(doc[1], text, self.patterns, self.rules, self.matched)
         except (_Bad, ValueError, TypeError, RecursionError, MemoryError):
             return None
-        return tree if isinstance(tree, Tree) else None
 
     # ---- writing: best effort, a cache that cannot be written is simply not used ----
 
@@ -85,45 +84,50 @@ def _encode(node: Tree | Token) -> list:
     return [str(node.data), [_encode(c) for c in node.children]]
 
 
-class _Decoder:
-    """Rebuild a tree from its JSON form, checking it against the grammar and the text."""
+def _decode(doc: object, text: str, patterns: dict[str, re.Pattern], rules: frozenset[str],
+            matched: set[tuple[str, str]]) -> Tree:
+    """Rebuild a tree from its JSON form, checking it against the grammar and the text.
 
-    def __init__(self, text: str, patterns: dict[str, re.Pattern], rules: frozenset[str],
-                 matched: set[tuple[str, str]]) -> None:
-        self.text = text
-        self.patterns = patterns
-        self.rules = rules
-        self.matched = matched
-        starts = [0]
-        for m in re.finditer("\n", text):
-            starts.append(m.end())
-        self.line_starts = starts
-        self.pos = 0  # tokens must come in text order, without overlapping
+    One closure, each token decoded where its parent's children are (a call per token, and
+    Token's own __new__, were a fifth of reading a thousand entries)."""
+    starts = [0]
+    starts.extend(m.end() for m in re.finditer("\n", text))
+    lines = len(starts)
+    startswith = text.startswith
+    pos = 0  # tokens must come in text order, without overlapping
 
-    def node(self, item: object) -> Tree | Token:
-        if type(item) is not list:
-            raise _Bad
-        if len(item) == 4:
-            return self.token(*item)
-        if len(item) != 2:
+    def node(item: object) -> Tree:
+        nonlocal pos
+        if type(item) is not list or len(item) != 2:
             raise _Bad
         data, children = item
-        if type(data) is not str or data not in self.rules or type(children) is not list:
+        if type(data) is not str or data not in rules or type(children) is not list:
             raise _Bad
-        return Tree(data, [self.node(c) for c in children])
-
-    def token(self, kind: object, value: object, line: object, col: object) -> Token:
-        if type(kind) is not str or type(value) is not str or type(line) is not int or type(col) is not int:
-            raise _Bad
-        if (kind, value) not in self.matched:
-            pattern = self.patterns.get(kind)
-            if pattern is None or pattern.fullmatch(value) is None:
+        out: list[Tree | Token] = []
+        for child in children:
+            if type(child) is not list or len(child) != 4:
+                out.append(node(child))
+                continue
+            kind, value, line, col = child
+            if type(kind) is not str or type(value) is not str or type(line) is not int or type(col) is not int:
                 raise _Bad
-            self.matched.add((kind, value))
-        if not 1 <= line <= len(self.line_starts) or col < 1:
-            raise _Bad
-        at = self.line_starts[line - 1] + col - 1
-        if at < self.pos or not self.text.startswith(value, at):
-            raise _Bad
-        self.pos = at + len(value)
-        return Token(kind, value, at, line, col)
+            if (kind, value) not in matched:
+                pattern = patterns.get(kind)
+                if pattern is None or pattern.fullmatch(value) is None:
+                    raise _Bad
+                matched.add((kind, value))
+            if not 1 <= line <= lines or col < 1:
+                raise _Bad
+            at = starts[line - 1] + col - 1
+            if at < pos or not startswith(value, at):
+                raise _Bad
+            pos = at + len(value)
+            token = _new_str(Token, value)  # Token(kind, value, at, line, col) without its Python __new__
+            token.type, token.start_pos, token.line, token.column = kind, at, line, col
+            out.append(token)
+        return Tree(data, out)
+
+    return node(doc)
+
+
+_new_str = str.__new__

@@ -637,3 +637,101 @@ def test_a_clean_board_is_built_once_per_validation_and_a_board_with_problems_ev
             again = Diagnostics()
             build_mod.build(bad, {}, None, again)
             assert [d.render() for d in again] == [d.render() for d in first]  # found again, each time
+
+
+def _snapshot(value: object) -> object:
+    """A value read from YAML with every location, as plain nested tuples."""
+    from engine.loading.yamlio import LocDict, LocList
+    if isinstance(value, LocDict):
+        return ("map", value.loc, tuple(value.key_locs.items()), tuple(value.value_locs.items()),
+                tuple((k, _snapshot(v)) for k, v in value.items()))
+    if isinstance(value, LocList):
+        return ("list", value.loc, tuple(value.item_locs), tuple(_snapshot(v) for v in value))
+    if isinstance(value, (dict, list)):
+        return (type(value).__name__, tuple(_snapshot(v) for v in (value.items() if isinstance(value, dict)
+                                                                     else value)))
+    return (type(value).__name__, value)
+
+
+def test_validation_shares_the_files_values_and_never_changes_them(monkeypatch):
+    """Every build of a validation reads the very values the reading cache read (copy on change:
+    engine/loading/layering.py `_own`), so a patch of one build must never show in another:
+    after validating base games, expansions that patch flows, merge kinds and replace entries,
+    and their option and player-count variants, every file reads as it did when first read, and
+    the remembered base layers too."""
+    import engine.loading.layering as layering
+    from engine.model.validate import validate_targets
+    read, bases = [], []
+    real_read, real_base = layering.load_yaml_cached, layering._from_base
+
+    def recording_read(*args, **kwargs):
+        value = real_read(*args, **kwargs)
+        read.append((value, _snapshot(value)))
+        return value
+
+    def recording_base(data, provenance, notes):
+        bases.append((data, _snapshot(data), dict(provenance)))
+        return real_base(data, provenance, notes)
+    monkeypatch.setattr(layering, "load_yaml_cached", recording_read)
+    monkeypatch.setattr(layering, "_from_base", recording_base)
+    targets = [str(ROOT / "rulesets" / name) for name in ("shogun", "chambers", "military-leaders", "samurai-swords",
+                                                          "samurai-swords-objectives", "shogun-cards-wagers")]
+    diags, checked = validate_targets(targets)
+    assert len(checked) == 6 and not diags.errors
+    assert len(read) > 30 and len(bases) > 10  # shared for real: far fewer base layers made than used
+    assert len({id(data) for data, _, _ in bases}) < len(bases)
+    for value, before in read:
+        assert _snapshot(value) == before
+    for data, before, _ in bases:
+        assert _snapshot(data) == before
+
+
+def _rule(value: object) -> object:
+    """A compiled rule as what it was compiled from (its generated source and place), any other
+    value as it is: two validations compile the same text into different functions."""
+    if isinstance(value, dict):
+        return {k: _rule(v) for k, v in value.items()}
+    if not callable(value):
+        return value
+    cells = tuple(repr(c.cell_contents) for c in (getattr(value, "__closure__", None) or ()))
+    return (value.__qualname__, getattr(value, "source", None), getattr(value, "loc", None),
+            None if hasattr(value, "source") else cells)
+
+
+def test_a_remembered_step_flow_gives_the_nodes_a_fresh_walk_gives(monkeypatch):
+    """The flow memo (engine/model/flow.py) copies a step's nodes only where walking it again
+    would read the same: every build's node table, the names its rules read (R011) and every
+    diagnostic are the same with and without it, for the bundled rulesets and broken cases
+    whose steps call unknown steps or steps with other parameters in one build only."""
+    import engine.model.flow as flow
+    from engine.model.validate import validate_targets
+    build = sys.modules["engine.model.build"]
+
+    def run(targets: list[str], memo: bool) -> tuple:
+        tables = []
+        real = build._compile
+
+        def recording(*args):
+            model = real(*args)
+            if model is not None:
+                tables.append(([{k: _rule(v) for k, v in vars(n).items()} for n in model.nodes],
+                               sorted(model.reads)))
+            return model
+        with monkeypatch.context() as m:
+            m.setattr(build, "_compile", recording)
+            if not memo:
+                m.setattr(flow._FLOWS, "get", lambda: None)
+            copied = []
+            real_copy = flow.FlowCompiler._copy
+            m.setattr(flow.FlowCompiler, "_copy", lambda self, w: copied.append(1) or real_copy(self, w))
+            diags, _ = validate_targets(targets)
+        return tables, [d.render() for d in diags], len(copied)
+
+    cases = [[str(ROOT / "rulesets" / n) for n in ("shogun", "chambers", "samurai-swords-objectives")],
+             [str(ROOT / "tests" / "broken" / "option-gated-file-broken")],
+             [str(ROOT / "tests" / "broken" / "player-gated-file-broken")]]
+    for targets in cases:
+        with_memo, without = run(targets, True), run(targets, False)
+        assert without[2] == 0
+        assert with_memo[:2] == without[:2]
+    assert run(cases[0], True)[2] > 50  # the memo is used: most steps are not walked again

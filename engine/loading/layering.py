@@ -47,6 +47,16 @@ class Resolved:
     # path, the item's name, package, patch location); describe lists them, removals included.
     item_patches: list[tuple[str, str, str, str, Loc]] = field(default_factory=list)
     incomplete: bool = False  # a data file could not be used (its errors are reported)
+    # Every list that flow item patches address, with its path (`_iter_flow_lists`), kept from
+    # one such patch to the next; None after any change that may add, drop or move a list.
+    flow_lists: list[tuple[str, list, tuple]] | None = field(default=None, repr=False, compare=False)
+    # Within `reading_cache()` the data files' values are shared by every build, read-only:
+    # a container is copied into this build (and kept here by id) before layering changes it.
+    # None: the values are this build's own (no cache), changed in place.
+    owned: dict[int, Any] | None = field(default=None, repr=False, compare=False)
+    # The names the items of a flow list answer to, by the list's id (with the list, which is
+    # checked: an id is only unique while its object lives); dropped when the list changes.
+    flow_names: dict[int, tuple[list, set]] = field(default_factory=dict, repr=False, compare=False)
 
     def where(self, path: str) -> str:
         got = self.provenance.get(path)
@@ -73,34 +83,27 @@ def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
     """Merge the data files of every package of `combo` (those its options and player count
     load), apply the expansions' patches in load order, and record where everything came from."""
     res = Resolved(_empty_data())
+    memo = _CACHE.get()
+    if memo is not None:  # the files' values are shared: copy on change (see `_own`)
+        res.owned = {id(c): c for c in (res.data, *res.data.values())}
     by_id = {p.id: p for p in combo.packages}
     for pkg in combo.packages:
-        is_base = pkg is combo.base
-        for df in pkg.files:
-            if not included(df.when, combo):
+        files = [df for df in pkg.files if included(df.when, combo)]
+        if pkg is not combo.base:
+            _lay(res, pkg, files, False, diags, by_id)
+            continue
+        # Within `reading_cache()` the base package's files, laid once without any diagnostic,
+        # are laid for every build that loads the same files (the other option values, player
+        # counts and expansions) by a copy of the result, changed only where later packages do.
+        key = _base_key(pkg, files) if memo is not None else None
+        laid = memo.get(key) if key is not None else None
+        if laid is None:
+            mark = len(diags.items)
+            _lay(res, pkg, files, True, diags, by_id)
+            if key is None or len(diags.items) != mark or res.incomplete:
                 continue
-            errors = len(diags.errors)
-            data = _read_datafile(df.path, df.display, diags)
-            if data is None:
-                res.incomplete = res.incomplete or len(diags.errors) > errors
-                continue
-            for section, body in data.items():
-                if section not in res.data.key_locs:  # where each section is first written
-                    res.data.key_locs[section] = loc_of(data, section, key=True)
-                    res.data.value_locs[section] = loc_of(data, section)
-                if section == "notes":
-                    res.notes.append((pkg.id, str(body)))
-                elif section == "patches":
-                    if is_base:
-                        diags.add("P020", "a base ruleset has nothing to patch: write the entries directly",
-                                  loc_of(data, "patches", key=True))
-                    else:
-                        for i, patch in enumerate(body):
-                            _apply_patch(res, pkg, patch, loc_of(body, i), diags, by_id)
-                elif section in LIST_SECTIONS:
-                    _merge_list_section(res, pkg, section, body, loc_of(data, section, key=True), diags)
-                elif isinstance(body, dict):
-                    _add_entries(res, pkg, section, body, diags)
+            laid = memo[key] = (res.data, res.provenance, res.notes)  # never changed again: see below
+        res = _from_base(*laid)
     # A patch may have removed a whole section: later stages expect every section.
     for s in KEYED_SECTIONS:
         if not isinstance(res.data.get(s), dict):
@@ -110,6 +113,53 @@ def resolve(combo: Combo, diags: Diagnostics) -> Resolved:
             res.data[s] = LocList()
     if res.patched_sections:
         check_resolved(res, diags)
+    return res
+
+
+def _lay(res: Resolved, pkg: Package, files: list, is_base: bool, diags: Diagnostics,
+         by_id: dict[str, Package]) -> None:
+    """Lay the data files of one package over what `res` holds."""
+    for df in files:
+        errors = len(diags.errors)
+        data = _read_datafile(df.path, df.display, diags)
+        if data is None:
+            res.incomplete = res.incomplete or len(diags.errors) > errors
+            continue
+        for section, body in data.items():
+            if section not in res.data.key_locs:  # where each section is first written
+                res.data.key_locs[section] = loc_of(data, section, key=True)
+                res.data.value_locs[section] = loc_of(data, section)
+            if section == "notes":
+                res.notes.append((pkg.id, str(body)))
+            elif section == "patches":
+                if is_base:
+                    diags.add("P020", "a base ruleset has nothing to patch: write the entries directly",
+                              loc_of(data, "patches", key=True))
+                else:
+                    for i, patch in enumerate(body):
+                        _apply_patch(res, pkg, patch, loc_of(body, i), diags, by_id)
+            elif section in LIST_SECTIONS:
+                _merge_list_section(res, pkg, section, body, loc_of(data, section, key=True), diags)
+            elif isinstance(body, dict):
+                _add_entries(res, pkg, section, body, diags)
+
+
+def _base_key(pkg: Package, files: list) -> tuple | None:
+    """The memo key of a base package laid with these files (None if a file cannot be looked at)."""
+    keys = [_file_key(df.path, df.display) for df in files]
+    return None if None in keys else ("base laid", pkg.id, str(pkg.root), *keys)
+
+
+def _from_base(data: LocDict, provenance: dict, notes: list) -> Resolved:
+    """A build's start from a base package laid before: its own top level, every section shared
+    (copied into the build when changed, like the files' values: `_own`). The build that laid
+    the base starts from it the same way, so nothing changes what is remembered."""
+    top = dict.__new__(LocDict)
+    top.update(data)
+    top.file, top.loc = data.file, data.loc
+    top.key_locs, top.value_locs = data.key_locs.copy(), data.value_locs.copy()
+    res = Resolved(top, dict(provenance), notes=list(notes))
+    res.owned = {id(top): top}
     return res
 
 
@@ -134,21 +184,18 @@ def _set_loc(container: Any, key: Any, key_loc: Loc, value_loc: Loc) -> None:
 def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
     """A data file, read and checked against the schema; None when it cannot be used.
 
-    Inside `reading_cache()` each file is read once; later readers get a copy (layering
-    changes the containers it merges into) and the same diagnostics again.
+    Inside `reading_cache()` each file is read once; every reader gets the same values, which
+    layering never changes (it copies a container before changing it: `_own`), and the same
+    diagnostics again.
     """
     cache = _CACHE.get()
     key = None
     if cache is not None:
-        try:
-            st = path.stat()
-            key = (str(path), display, st.st_mtime_ns, st.st_size, st.st_ino)
-        except (OSError, ValueError):
-            key = None
+        key = _file_key(path, display)
         if key is not None and key in cache:
             data, found = cache[key]
             diags.extend(found)
-            return _clone(data) if data is not None else None
+            return data
     local = Diagnostics()
     data = load_yaml_cached(path, local, display_name=display)
     if data is not None:
@@ -164,11 +211,19 @@ def _read_datafile(path: Path, display: str, diags: Diagnostics) -> dict | None:
     diags.extend(local)
     if cache is not None and key is not None:
         cache[key] = (data, list(local))
-        return _clone(data) if data is not None else None
     return data
 
 
 _CACHE = ScopedMemo("daimyo_reading_cache")
+
+
+def _file_key(path: Path, display: str) -> tuple | None:
+    """A data file as the reading cache knows it: its path and what its last change left."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    return (str(path), display, st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 @contextmanager
@@ -180,32 +235,41 @@ def reading_cache() -> Iterator[None]:
         yield
 
 
-def _clone(value: Any) -> Any:
-    """A copy of loaded YAML data that keeps every location.
-
-    Validation clones every data file once per build (hundreds of thousands of values), so
-    this avoids a call per scalar and the containers' Python-level __init__."""
-    cls = type(value)
+def _own(res: Resolved, parent: Any, key: Any) -> Any:
+    """`parent[key]` as a container of this build's own, copied (one level, with its locations)
+    the first time it is changed: within `reading_cache()` the values of the data files are
+    shared by every build. `parent` must be this build's own already (see `_own_keys`)."""
+    child = parent[key]
+    owned = res.owned
+    if owned is None or id(child) in owned:
+        return child
+    cls = type(child)
     if cls is LocDict:
-        out = dict.__new__(LocDict)
-        for k, v in value.items():
-            out[k] = _clone(v) if type(v) in _CONTAINERS else v
-        out.file, out.loc = value.file, value.loc
-        out.key_locs, out.value_locs = value.key_locs.copy(), value.value_locs.copy()
-        return out
-    if cls is LocList:
-        out_list = list.__new__(LocList)
-        out_list.extend([_clone(v) if type(v) in _CONTAINERS else v for v in value])
-        out_list.file, out_list.loc, out_list.item_locs = value.file, value.loc, value.item_locs.copy()
-        return out_list
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clone(v) for v in value]
-    return value
+        copy: Any = dict.__new__(LocDict)
+        copy.update(child)
+        copy.file, copy.loc = child.file, child.loc
+        copy.key_locs, copy.value_locs = child.key_locs.copy(), child.value_locs.copy()
+    elif cls is LocList:
+        copy = list.__new__(LocList)
+        copy.extend(child)
+        copy.file, copy.loc, copy.item_locs = child.file, child.loc, child.item_locs.copy()
+    elif isinstance(child, dict):
+        copy = dict(child)
+    elif isinstance(child, list):
+        copy = list(child)
+    else:
+        return child
+    owned[id(copy)] = copy  # kept: an id is only unique while its object lives
+    parent[key] = copy
+    return copy
 
 
-_CONTAINERS = frozenset({LocDict, LocList, dict, list})  # the types _clone copies (scalars are shared)
+def _own_keys(res: Resolved, keys: tuple) -> Any:
+    """The container at `res.data[k0][k1]...`, each container on the way made this build's own."""
+    cur: Any = res.data
+    for k in keys:
+        cur = _own(res, cur, k)
+    return cur
 
 
 def included(when: dict[str, list], combo: Combo) -> bool:
@@ -228,14 +292,17 @@ def _add_entries(res: Resolved, pkg: Package, section: str, body: dict, diags: D
     """Add each entry of `body` under `prefix`; entries deeper than the tracked depth are merged
     as whole values."""
     prefix = prefix or section
-    container = res.data.setdefault(section, {}) if container is None else container
+    if container is None:
+        res.data.setdefault(section, {})
+        container = _own(res, res.data, section)
+    res.flow_lists = None
     max_depth = ENTRY_DEPTH.get(section, 1)
     for key, value in body.items():
         path = f"{prefix}.{key}"
         loc = loc_of(body, key, key=True)
         if key in container:
             if depth < max_depth and isinstance(container[key], dict) and isinstance(value, dict):
-                _add_entries(res, pkg, section, value, diags, path, container[key], depth + 1)
+                _add_entries(res, pkg, section, value, diags, path, _own(res, container, key), depth + 1)
                 continue
             owner, first = res.provenance.get(path, ("?", Loc()))
             if owner == pkg.id:
@@ -270,6 +337,7 @@ def _merge_list_section(res: Resolved, pkg: Package, section: str, body: list, l
         return
     res.data[section] = body if isinstance(body, LocList) else LocList(body)
     res.provenance[section] = (pkg.id, loc)
+    res.flow_lists = None
 
 
 # ---- patches ----
@@ -299,6 +367,12 @@ def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
         return
     section = path.split(".", 1)[0]
     res.patched_sections.add(section)
+    res.flow_lists = None
+    if res.owned is not None:  # the containers on the way to `parent` become this build's own
+        cur: Any = res.data
+        for part in path.split(".")[:-1]:
+            cur = _own(res, cur, _key_in(cur, part))
+        parent = cur
     if op == "remove":
         del parent[key]
         _forget(res, path)
@@ -416,6 +490,9 @@ def _insert_step(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
     path, lst, i, anchor, origins = claimed
     at = i if where == "before" else i + 1
     lst.insert(at, item)
+    res.flow_names.pop(id(lst), None)
+    if _moves_lists(lst, at):
+        res.flow_lists = None
     locs = getattr(lst, "item_locs", None)
     if isinstance(locs, list) and len(locs) == len(lst) - 1:  # the inserted item is located at the patch
         locs.insert(at, loc_of(patch, "insert"))
@@ -438,31 +515,56 @@ def _change_item(res: Resolved, pkg: Package, patch: dict, op: str, loc: Loc, di
         return
     path, lst, i, name, origins = claimed
     res.item_patches.append((op, path, name, pkg.id, loc))
+    res.flow_names.pop(id(lst), None)
     if op == "remove_item":
+        if _moves_lists(lst, i):
+            res.flow_lists = None
         del lst[i]
         del origins[i]
         return
+    if _holds_lists(lst[i]) or _holds_lists(patch.get("value")):
+        res.flow_lists = None
     lst[i] = patch.get("value")
     origins[i] = (pkg.id, loc)
     res.provenance[f"{path}+{_step_name(lst[i]) or name}"] = (pkg.id, loc)
 
 
-def _claim_item(res: Resolved, pkg: Package, got: tuple[str, list, int, Any] | None, what: str, loc: Loc,
-                diags: Diagnostics, by_id: dict[str, Package]) -> tuple[str, list, int, Any, list] | None:
+def _claim_item(res: Resolved, pkg: Package, got: tuple[str, list, int, Any, tuple] | None, what: str,
+                loc: Loc, diags: Diagnostics, by_id: dict[str, Package]) -> tuple[str, list, int, Any, list] | None:
     """The item `_flow_item` found, claimed for `pkg` (`what`: before, after or item, so two
     packages changing the same place conflict), its section marked patched (the item is
-    checked in place), with the origins of its list; None if not found or already claimed."""
+    checked in place), with its list (this build's own, to be changed) and the list's origins;
+    None if not found or already claimed."""
     if got is None:
         return None
-    path, lst, i, name = got
+    path, lst, i, name, keys = got
     if not _claim(res, pkg, f"{path}:{what}:{name}", loc, diags, by_id):
         return None
     res.patched_sections.add(path.split(".", 1)[0].split("[", 1)[0])
+    if res.owned is not None and id(lst) not in res.owned:
+        lst = _own_flow_list(res, keys)
     return path, lst, i, name, _flow_origins(res, lst)
 
 
+def _own_flow_list(res: Resolved, keys: tuple) -> list:
+    """The flow list at `keys` made this build's own (with the containers on the way); the
+    remembered flow lists on that way now point at the copies (the others are unchanged: a
+    copy holds the same children)."""
+    lst = _own_keys(res, keys)
+    if res.flow_lists is not None:
+        res.flow_lists = [(path, _at_keys(res.data, where) if where == keys[:len(where)] else known, where)
+                          for path, known, where in res.flow_lists]
+    return lst
+
+
+def _at_keys(data: Any, keys: tuple) -> Any:
+    for k in keys:
+        data = data[k]
+    return data
+
+
 def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing: str, ambiguous: str,
-               fallback_hint: str = "") -> tuple[str, list, int, Any] | None:
+               fallback_hint: str = "") -> tuple[str, list, int, Any, tuple] | None:
     """The one list (a flow, or a procedure's blocks) holding an item named `name` (a step name,
     `label` or block `name`), its index, and the item's name without its list; None after
     reporting P026 (no such item; silent while the combo is incomplete, see _apply_patch) or
@@ -470,17 +572,22 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
 
     `LIST.ITEM` (`procedures.score.do.bonus`, `steps.plan.flow.bid`) looks only in the
     list at that path."""
-    lists = list(_iter_flow_lists(res.data))
+    lists = res.flow_lists
+    if lists is None:
+        lists = res.flow_lists = list(_iter_flow_lists(res.data))
     text = str(name)
     scope, _, bare = text.rpartition(".")
-    if scope and any(path == scope for path, _ in lists):
-        lists = [(path, lst) for path, lst in lists if path == scope]
+    if scope and any(path == scope for path, _, _ in lists):
+        lists = [x for x in lists if x[0] == scope]
     else:
         scope, bare = "", name
-    found = [(p, lst) for p, lst in lists if any(_answers_to(x, bare) for x in lst)]
+    try:
+        found = [x for x in lists if bare in _names_in(res, x[1])]
+    except TypeError:  # a name that cannot be hashed (not a text) answers to no item
+        found = []
     if not found:
         if not res.incomplete:
-            names = [n for _, lst in lists for x in lst for n in _item_names(x)]
+            names = [n for _, lst, _ in lists for x in lst for n in _item_names(x)]
             hint = did_you_mean(str(bare), names)
             if hint and scope:
                 hint = hint.replace("`", f"`{scope}.", 1)
@@ -489,13 +596,32 @@ def _flow_item(res: Resolved, name: Any, where: Loc, diags: Diagnostics, missing
             diags.add("P026", missing, where, hint=hint or fallback_hint or hint)
         return None
     if len(found) > 1:
-        shown = ", ".join(p for p, _ in found[:4]) + (", ..." if len(found) > 4 else "")
-        named = " or ".join(f"`{p}.{bare}`" for p, _ in found[:2])
+        shown = ", ".join(p for p, _, _ in found[:4]) + (", ..." if len(found) > 4 else "")
+        named = " or ".join(f"`{p}.{bare}`" for p, _, _ in found[:2])
         diags.add("P027", ambiguous.format(anchor=name, n=len(found), paths=shown), where,
                   hint=f"name it with its list, like {named} (or give a flow item a unique `label`)")
         return None
-    path, lst = found[0]
-    return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare
+    path, lst, keys = found[0]
+    return path, lst, next(i for i, x in enumerate(lst) if _answers_to(x, bare)), bare, keys
+
+
+def _names_in(res: Resolved, lst: list) -> set:
+    """Every name the items of `lst` answer to (`_answers_to`), worked out once per version of it."""
+    got = res.flow_names.get(id(lst))
+    if got is None or got[0] is not lst:
+        got = res.flow_names[id(lst)] = (lst, {n for x in lst for n in _item_names(x)})
+    return got[1]
+
+
+def _holds_lists(item: Any) -> bool:
+    """Whether `_iter_flow_lists` may find a list inside this item."""
+    return isinstance(item, dict) and any(isinstance(item.get(k), list) for k in ("do", "then", "else", "flow"))
+
+
+def _moves_lists(lst: list, i: int) -> bool:
+    """Whether inserting or removing item `i` of `lst` adds or drops a list, or renumbers one (its
+    path names its item's index), so that the remembered flow lists are out of date."""
+    return any(_holds_lists(x) for x in lst[i:])
 
 
 def _unnamed_hint(data: dict, text: str) -> str:
@@ -552,26 +678,26 @@ def _step_name(item: Any) -> str | None:
 
 
 def _iter_flow_lists(data: dict):
-    """Every list whose items patches address by name, with its path: the root flow, step
-    flows, the nested `do`/`then`/`else` lists of flow items, and the named blocks of
-    procedures (`procedures.NAME.do`)."""
-    def walk(path: str, lst: Any):
+    """Every list whose items patches address by name, with its path and the keys that lead to
+    it from `data`: the root flow, step flows, the nested `do`/`then`/`else` lists of flow
+    items, and the named blocks of procedures (`procedures.NAME.do`)."""
+    def walk(path: str, lst: Any, keys: tuple):
         if not isinstance(lst, list):
             return
-        yield path, lst
+        yield path, lst, keys
         for i, item in enumerate(lst):
             if isinstance(item, dict):
                 for key in ("do", "then", "else", "flow"):
                     if isinstance(item.get(key), list):
-                        yield from walk(f"{path}[{i}].{key}", item[key])
-    yield from walk("flow", data.get("flow"))
+                        yield from walk(f"{path}[{i}].{key}", item[key], (*keys, i, key))
+    yield from walk("flow", data.get("flow"), ("flow",))
     for name, step in (data.get("steps") or {}).items():
         if isinstance(step, dict):
             for key in ("flow", "then", "else"):
-                yield from walk(f"steps.{name}.{key}", step.get(key))
+                yield from walk(f"steps.{name}.{key}", step.get(key), ("steps", name, key))
     for name, proc in (data.get("procedures") or {}).items():
         if isinstance(proc, dict) and isinstance(proc.get("do"), list):
-            yield f"procedures.{name}.do", proc["do"]
+            yield f"procedures.{name}.do", proc["do"], ("procedures", name, "do")
 
 
 def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
@@ -606,7 +732,7 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
     # the data is written); see `_valid_keys` for the pieces. The pieces not yet known are
     # checked alone first; when one of them has a problem, the whole check says what and where.
     memo = _CACHE.get()
-    pieces = _valid_keys(data) if memo is not None else None
+    pieces = _valid_keys(data, memo) if memo is not None else None
     if pieces is not None:
         new = {key: where for key, where in pieces.items() if key not in memo}
         part: dict[str, Any] = {}
@@ -619,6 +745,11 @@ def check_resolved(res: Resolved, diags: Diagnostics) -> bool:
                     part[section][entry] = data[section][entry]
         if not new or check_data("ruleset", part, Diagnostics(), lambda path, key: Loc()):
             memo.update(dict.fromkeys(new, True))
+            for section, entry in pieces.values():  # and the entries themselves (see _valid_keys)
+                if entry is not _WHOLE and entry is not _MAPPING:
+                    value = data[section][entry]
+                    if isinstance(value, (dict, list)):
+                        memo[("valid entry", section, entry, id(value))] = value
             return True
     return check_data("ruleset", data, diags, locate, "after patches: ")
 
@@ -631,13 +762,15 @@ _PER_ENTRY = {"type", "propertyNames", "additionalProperties", "description", "t
 _WHOLE, _MAPPING = object(), object()  # a piece that is a whole section, or "the section is a mapping"
 
 
-def _valid_keys(data: dict) -> dict[tuple, tuple[str, Any]] | None:
+def _valid_keys(data: dict, memo: dict) -> dict[tuple, tuple[str, Any]] | None:
     """The pieces whose validity makes `data` valid against the data-file schema, as memo keys,
     each with (section, entry) saying which piece it is: each entry of a section whose schema
     checks entries one by one, else the whole section. (The schema's top level checks each
     section on its own: tests/test_speed.py keeps it so.) A key is a repr, which tells apart
     every type the schema does (1, 1.0, True, "1"); None for a structure that holds itself (its
-    repr does not say all of it)."""
+    repr does not say all of it). An entry that is the very object found valid before (kept in
+    `memo` with its id: an object no build changes once laid, see `_own`) is left out, without
+    its repr."""
     sections = schema("ruleset").get("properties", {})
     keys: dict[tuple, tuple[str, Any]] = {}
     for name, value in data.items():
@@ -646,7 +779,8 @@ def _valid_keys(data: dict) -> dict[tuple, tuple[str, Any]] | None:
                 and isinstance(value, dict):
             keys[("valid after patches", name, "{}")] = (name, _MAPPING)
             for k, v in value.items():
-                keys[("valid after patches", name, repr(k), repr(v))] = (name, k)
+                if memo.get(("valid entry", name, k, id(v))) is not v:
+                    keys[("valid after patches", name, repr(k), repr(v))] = (name, k)
         else:
             keys[("valid after patches", name, repr(value))] = (name, _WHOLE)
     if any("[...]" in k[-1] or "{...}" in k[-1] for k in keys):

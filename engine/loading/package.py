@@ -174,6 +174,10 @@ def _read_package(folder: Path, diags: Diagnostics) -> Package | None:
         names = sorted(p.name for p in folder.glob("*.yaml") if p.name != MANIFEST)
         files = names
     seen: dict[str, Loc] = {}
+    try:  # resolved once for every file (a failure is reported for each file by _data_file)
+        root: Path | None = folder.resolve()
+    except (OSError, ValueError):
+        root = None
     for i, entry in enumerate(files):
         name, when = (entry, {}) if isinstance(entry, str) else (entry["file"], entry.get("when") or {})
         # A file found by listing the folder is located by its own name (line 0: never quoted,
@@ -181,7 +185,7 @@ def _read_package(folder: Path, diags: Diagnostics) -> Package | None:
         loc = loc_of(files, i) if data.get("files") is not None else Loc(_display(folder / str(name)))
         if isinstance(entry, dict):
             loc = loc_of(entry, "file")
-        fpath = _data_file(folder, str(name), loc, diags)
+        fpath = _data_file(folder, str(name), loc, diags, root)
         if fpath is None:
             continue
         if str(fpath) in seen:
@@ -215,11 +219,12 @@ def _size_ok(pkg: Package, mpath: Path, files: Any, diags: Diagnostics) -> bool:
     return True
 
 
-def _data_file(folder: Path, name: str, loc: Loc, diags: Diagnostics) -> Path | None:
-    """The path of a data file named in the manifest, if it exists inside the package."""
+def _data_file(folder: Path, name: str, loc: Loc, diags: Diagnostics, root: Path | None = None) -> Path | None:
+    """The path of a data file named in the manifest, if it exists inside the package (`root`:
+    the folder resolved, when already known)."""
     try:
         fpath = folder / name
-        inside = fpath.resolve().is_relative_to(folder.resolve())
+        inside = fpath.resolve().is_relative_to(root if root is not None else folder.resolve())
         exists = fpath.is_file()
     except (OSError, ValueError):  # a NUL byte, a name too long, a symlink loop
         diags.add("P003", f"`{name[:80]}` is not a usable file name", loc)

@@ -17,7 +17,7 @@ Errors look like jsonschema's (`validator`, `validator_value`, `instance`, `sche
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,23 +44,31 @@ class SchemaError:
 
 
 def _is_type(x: Any, t: str) -> bool:
-    if t == "object":
-        return isinstance(x, dict)
-    if t == "array":
-        return isinstance(x, list)
-    if t == "string":
-        return isinstance(x, str)
-    if t == "boolean":
-        return isinstance(x, bool)
-    if t == "null":
-        return x is None
-    if isinstance(x, bool):
-        return False
-    if t == "integer":
-        return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
-    if t == "number":
-        return isinstance(x, (int, float))
-    raise ValueError(f"unknown JSON type {t!r}")
+    test = _TYPE_TESTS.get(t)
+    if test is None:
+        raise ValueError(f"unknown JSON type {t!r}")
+    return test(x)
+
+
+def _yes(x: Any) -> bool:
+    return True
+
+
+def _no(x: Any) -> bool:
+    return False
+
+
+_PLAIN_TYPES = {"object": dict, "array": list, "string": str}
+# JSON's types (true is not a number)
+_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+    "object": lambda x: isinstance(x, dict),
+    "array": lambda x: isinstance(x, list),
+    "string": lambda x: isinstance(x, str),
+    "boolean": lambda x: isinstance(x, bool),
+    "null": lambda x: x is None,
+    "integer": lambda x: not isinstance(x, bool) and (isinstance(x, int) or (isinstance(x, float) and x.is_integer())),
+    "number": lambda x: not isinstance(x, bool) and isinstance(x, (int, float)),
+}
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -77,6 +85,7 @@ class Checker:
         self.root = schema
         self._patterns: dict[str, re.Pattern] = {}
         self._check_keywords(schema, "#")
+        self._valid: Callable[[Any], bool] | None = None  # made on first use (see `_test`)
 
     def _check_keywords(self, node: Any, where: str) -> None:
         if not isinstance(node, dict):
@@ -114,55 +123,98 @@ class Checker:
     def is_valid(self, instance: Any) -> bool:
         """Whether `iter_errors` would find nothing: the same verdict, without building errors
         (most files are valid, and this is several times faster than collecting none)."""
-        return self._ok(instance, self.root)
+        if self._valid is None:
+            self._compiled: dict[int, Callable[[Any], bool]] = {}
+            self._valid = self._test(self.root)
+        return self._valid(instance)
 
-    def _ok(self, x: Any, s: Any) -> bool:  # one branch per keyword, as in _errors
-        if s is True:
-            return True
+    def _test(self, s: Any) -> Callable[[Any], bool]:
+        """The yes/no check of one schema node as a closure, made once: each keyword looked up
+        here rather than for every value checked. One branch per keyword, as in `_errors`."""
+        got = self._compiled.get(id(s))
+        if got is not None:
+            return got
+        if s is True or (isinstance(s, dict) and not s):
+            return _yes
         if s is False:
-            return False
-        if not s:
-            return True
-        ref = s.get("$ref")
-        if ref is not None and not self._ok(x, self._resolve(ref)):
-            return False
+            return _no
+        later: list[Callable[[Any], bool]] = []  # a $ref back to a node being made: its test, once made
+
+        def forward(x: Any) -> bool:
+            return later[0](x)
+        self._compiled[id(s)] = forward
+        test = self._make(s)
+        later.append(test)
+        self._compiled[id(s)] = test
+        return test
+
+    def _make(self, s: dict) -> Callable[[Any], bool]:
+        test = self._test
+        ref = test(self._resolve(s["$ref"])) if s.get("$ref") is not None else None
         t = s.get("type")
-        if t is not None and not (any(_is_type(x, ty) for ty in t) if isinstance(t, list) else _is_type(x, t)):
-            return False
-        if "enum" in s and not any(_equal(x, v) for v in s["enum"]):
-            return False
-        if isinstance(x, dict):
-            if any(name not in x for name in s.get("required", ())):
+        types = None if t is None else tuple(_TYPE_TESTS[ty] for ty in (t if isinstance(t, list) else [t]))
+        plain = _PLAIN_TYPES.get(t) if isinstance(t, str) else None  # one type tested by isinstance alone
+        if plain is not None:
+            types = None
+        enum = s.get("enum")
+        required = tuple(s.get("required", ()))
+        props = {k: test(v) for k, v in (s.get("properties") or {}).items()}
+        names = test(s["propertyNames"]) if s.get("propertyNames") is not None else None
+        extra = s.get("additionalProperties", True)
+        no_extra = extra is False
+        extra_test = test(extra) if isinstance(extra, dict) else None
+        objects = bool(required or props or names or no_extra or extra_test)
+        min_items, max_items = s.get("minItems"), s.get("maxItems")
+        items = test(s["items"]) if isinstance(s.get("items"), dict) else None
+        arrays = min_items is not None or max_items is not None or items is not None
+        pattern = self._regex(s["pattern"]).search if "pattern" in s else None
+        min_length = s.get("minLength")
+        minimum, maximum = s.get("minimum"), s.get("maximum")
+        any_of = tuple(test(sub) for sub in s["anyOf"]) if "anyOf" in s else None
+        one_of = tuple(test(sub) for sub in s["oneOf"]) if "oneOf" in s else None
+        not_ = test(s["not"]) if "not" in s else None
+
+        def ok(x: Any) -> bool:
+            if ref is not None and not ref(x):
                 return False
-            props = s.get("properties") or {}
-            names = s.get("propertyNames")
-            extra = s.get("additionalProperties", True)
-            for k, v in x.items():
-                if names is not None and not self._ok(k, names):
-                    return False
-                if k in props:
-                    if not self._ok(v, props[k]):
+            if plain is not None and not isinstance(x, plain):
+                return False
+            if types is not None and not any(is_type(x) for is_type in types):
+                return False
+            if enum is not None and not any(_equal(x, v) for v in enum):
+                return False
+            if isinstance(x, dict):
+                if objects:
+                    for name in required:
+                        if name not in x:
+                            return False
+                    for k, v in x.items():
+                        if names is not None and not names(k):
+                            return False
+                        check = props.get(k)
+                        if check is not None:
+                            if not check(v):
+                                return False
+                        elif no_extra or (extra_test is not None and not extra_test(v)):
+                            return False
+            elif isinstance(x, list):
+                if arrays:
+                    if (min_items is not None and len(x) < min_items) or (max_items is not None and len(x) > max_items):
                         return False
-                elif extra is False or (isinstance(extra, dict) and not self._ok(v, extra)):
+                    if items is not None and not all(items(v) for v in x):
+                        return False
+            elif isinstance(x, str):
+                if (pattern is not None and not pattern(x)) or (min_length is not None and len(x) < min_length):
                     return False
-        elif isinstance(x, list):
-            if ("minItems" in s and len(x) < s["minItems"]) or ("maxItems" in s and len(x) > s["maxItems"]):
+            elif isinstance(x, (int, float)) and not isinstance(x, bool) and (
+                    (minimum is not None and x < minimum) or (maximum is not None and x > maximum)):
                 return False
-            items = s.get("items")
-            if isinstance(items, dict) and not all(self._ok(v, items) for v in x):
+            if any_of is not None and not any(sub(x) for sub in any_of):
                 return False
-        elif isinstance(x, str):
-            if ("pattern" in s and not self._regex(s["pattern"]).search(x)) or \
-                    ("minLength" in s and len(x) < s["minLength"]):
+            if one_of is not None and sum(1 for sub in one_of if sub(x)) != 1:
                 return False
-        elif isinstance(x, (int, float)) and not isinstance(x, bool) and (
-                ("minimum" in s and x < s["minimum"]) or ("maximum" in s and x > s["maximum"])):
-            return False
-        if "anyOf" in s and not any(self._ok(x, sub) for sub in s["anyOf"]):
-            return False
-        if "oneOf" in s and sum(1 for sub in s["oneOf"] if self._ok(x, sub)) != 1:
-            return False
-        return not ("not" in s and self._ok(x, s["not"]))
+            return not (not_ is not None and not_(x))
+        return ok
 
     def iter_errors(self, instance: Any) -> Iterator[SchemaError]:
         yield from self._errors(instance, self.root, [], [])

@@ -47,6 +47,20 @@ _BOOL_START = frozenset("tTfFyYnNoO")
 _FLOAT_START = frozenset("+-.0123456789")
 
 
+# Per text value: how much of it must be found where it is written (`_START`), and whether it
+# looks like something other than text (`_NOT_TEXT`). Ids and names repeat across a ruleset's
+# files: each is matched once.
+_TEXTS: dict[str, tuple[str, bool]] = {}
+MAX_TEXTS = 100_000
+
+
+def _text_form(value: str) -> tuple[str, bool]:
+    if len(_TEXTS) >= MAX_TEXTS:
+        _TEXTS.clear()
+    got = _TEXTS[value] = (_START.match(value).group(), _NOT_TEXT.fullmatch(value) is not None)
+    return got
+
+
 class _Bad(Exception):
     """An entry that is not what this module writes, or a value it cannot keep."""
 
@@ -204,7 +218,8 @@ class _Decoder:
         t = type(value)
         quoted = text[at - 1:at] in ("'", '"') if at else False
         if t is str:
-            ok = text.startswith(_START.match(value).group(), at) and (quoted or key or not _NOT_TEXT.fullmatch(value))
+            start, not_text = _TEXTS.get(value) or _text_form(value)
+            ok = text.startswith(start, at) and (quoted or key or not not_text)
         elif value is None:
             ok = text.startswith(_NULLS, at) or text[at:at + 1] in _EMPTY_END
         elif quoted:

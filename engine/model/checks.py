@@ -58,6 +58,10 @@ def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnost
     else:
         default_counts = list(range(lo, min(hi, MAX_PLAYERS) + 1))
     hooks = _CheckHooks()
+    # One initial state per player count, read by every check: a check is a pure expression
+    # (the compiler refuses assignments, procedures, events and impure built-ins in it), so
+    # none can change what the next one reads.
+    states: dict[int, dict] = {}
     for cid, fn in checks.items():
         if fn is None:
             continue
@@ -69,7 +73,10 @@ def run_checks(model: Model, checks: dict[str, Callable | None], diags: Diagnost
         failed: list[int] = []
         severity = chk.get("severity", "error")
         for n in ns:
-            ctx = Ctx(initial_state(model, n), model, hooks, meter=Meter(CHECK_BUDGET, CHECK_SECONDS, "in one check"))
+            state = states.get(n)
+            if state is None:
+                state = states[n] = initial_state(model, n)
+            ctx = Ctx(state, model, hooks, meter=Meter(CHECK_BUDGET, CHECK_SECONDS, "in one check"))
             try:
                 ok = fn(ctx)
             except RuleError as e:

@@ -18,11 +18,13 @@ Flow items (see docs/ruleset-format.md):
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from dsl.compiler import Compiler
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.memo import ScopedMemo
 from engine.loading.yamlio import loc_of
 
 Fn = Callable[[Any], Any]
@@ -50,6 +52,34 @@ class Node:
     params: tuple[str, ...] = ()
 
 
+# Within `flow_cache()` (validation), the flow of a step compiled without any diagnostic is
+# remembered with what it depended on, and a later build whose step is the very same object
+# (the data files' values are shared and never changed: engine/loading/layering.py `_own`) and
+# where all of that is the same gets a copy of its nodes instead of walking it again.
+_FLOWS = ScopedMemo("daimyo_flow_cache")
+
+
+def flow_cache() -> AbstractContextManager[None]:
+    """Within this block, the flow of a step is walked once per set of declarations it uses."""
+    return _FLOWS.scope()
+
+
+class _Walked:
+    """A step's flow as one build compiled it: its nodes (indices from `start`), the node it
+    starts at, and everything the walk read besides the step itself. (A plain class: making a
+    dataclass costs every `daimyo` start about a millisecond.)"""
+
+    __slots__ = ("body", "calls", "loop_vars", "meanings", "names", "nodes", "spec", "start")
+
+    def __init__(self, spec: Any, nodes: list[Node], start: int, body: int, names: tuple[str, ...],
+                 meanings: tuple, calls: dict[str, tuple], loop_vars: dict[str, bool]) -> None:
+        self.spec = spec  # the step (held, so that its id stays its own)
+        self.nodes, self.start, self.body = nodes, start, body
+        self.names, self.meanings = names, meanings  # every name its texts looked up, with what each meant
+        self.calls = calls  # steps it calls, with their parameters
+        self.loop_vars = loop_vars  # loop variables, with whether each is a global
+
+
 class FlowCompiler:
     """Turns the `flow` list and the `steps` section into a node table."""
 
@@ -60,6 +90,8 @@ class FlowCompiler:
         self.diags = diags
         self.nodes: list[Node] = []
         self.step_index: dict[str, int] = {}
+        self._calls: dict[str, tuple] | None = None  # while a step's flow is remembered (`_step_flow`)
+        self._loop_vars: dict[str, bool] | None = None
 
     def add(self, node: Node) -> int:
         self.nodes.append(node)
@@ -84,12 +116,57 @@ class FlowCompiler:
             if "do" in spec and "flow" in spec:
                 self.diags.add("F001", f"step `{name}` has both `do` and `flow`; give one", node.loc)
             if "flow" in spec:
-                node.body = self.items(spec["flow"], set(params), name, spec, "flow")
+                node.body = self._step_flow(name, spec, params)
             elif "do" in spec:
                 fn = self.comp.effect(spec["do"], loc_of(spec, "do"), set(params), what=f"step `{name}`")
                 node.body = self.add(Node("effect", loc_of(spec, "do"), name, fn=fn))
             else:
                 self.diags.add("F001", f"step `{name}` needs `do` (statements) or `flow` (items)", node.loc)
+
+    def _step_flow(self, name: str, spec: Any, params: tuple[str, ...]) -> int:
+        """`items` of a step's `flow`, or a copy of what an earlier build made of the same step."""
+        memo = _FLOWS.get()
+        if memo is None:
+            return self.items(spec["flow"], set(params), name, spec, "flow")
+        known = memo.setdefault((name, id(spec)), [])
+        for walked in known:
+            if walked.spec is spec and self._same(walked):
+                return self._copy(walked)
+        start, mark = len(self.nodes), len(self.diags.items)
+        self.comp.recorder, self._calls, self._loop_vars = set(), {}, {}
+        try:
+            body = self.items(spec["flow"], set(params), name, spec, "flow")
+        finally:
+            names, calls, loop_vars = tuple(sorted(self.comp.recorder)), self._calls, self._loop_vars
+            self.comp.recorder, self._calls, self._loop_vars = None, None, None
+        if len(self.diags.items) == mark:
+            known.append(_Walked(spec, self.nodes[start:], start, body, names, self.comp.meanings(names),
+                                 calls, loop_vars))
+        return body
+
+    def _same(self, walked: _Walked) -> bool:
+        """Whether walking the step again here would read the same as it did then."""
+        for step, params in walked.calls.items():
+            if step not in self.steps or tuple(self.steps[step].get("params") or ()) != params:
+                return False
+        return all((var in self.globals) == was for var, was in walked.loop_vars.items()) \
+            and self.comp.meanings(walked.names) == walked.meanings
+
+    def _copy(self, walked: _Walked) -> int:
+        """The remembered nodes added to this table (indices moved to where they now stand)."""
+        shift = len(self.nodes) - walked.start
+        for old in walked.nodes:
+            node = object.__new__(Node)
+            node.__dict__.update(old.__dict__)
+            if old.children:
+                node.children = [c + shift for c in old.children]
+            if old.body >= 0:
+                node.body = old.body + shift
+            if old.other >= 0:
+                node.other = old.other + shift
+            self.nodes.append(node)
+        self.comp.mentioned.update(walked.names)
+        return walked.body + shift
 
     def items(self, items: Any, scope: set[str], label: str, parent: Any, key: Any) -> int:
         loc = loc_of(parent, key)
@@ -134,14 +211,14 @@ class FlowCompiler:
             return self.add(n)
         if "repeat" in x:
             var = str(x.get("as", ""))
-            n = Node("repeat", loc, lab, var=var, var_global=var in self.globals)
+            n = Node("repeat", loc, lab, var=var, var_global=self._is_global(var))
             n.fn = c.expression(x["repeat"], loc_of(x, "repeat"), scope, "repeat count")
             n.body = self.items(x.get("do", []), scope | ({var} if var and not n.var_global else set()),
                                 lab, x, "do")
             return self.add(n)
         if "for" in x:
             var = str(x["for"])
-            n = Node("for", loc, lab, var=var, var_global=var in self.globals)
+            n = Node("for", loc, lab, var=var, var_global=self._is_global(var))
             if "in" not in x:
                 self.diags.add("F003", f"`for: {var}` needs `in:` (the list)", loc)
             n.fn = c.expression(x.get("in", "[]"), loc_of(x, "in"), scope, "list")
@@ -175,11 +252,19 @@ class FlowCompiler:
                        "choose", loc)
         return self.add(Node("seq", loc, lab))
 
+    def _is_global(self, var: str) -> bool:
+        answer = var in self.globals
+        if self._loop_vars is not None:
+            self._loop_vars[var] = answer
+        return answer
+
     def _call(self, name: str, args: dict, loc: Loc, scope: set[str], parent: dict | None = None) -> int:
         if name not in self.steps:
             self.diags.add("F004", f"unknown step `{name}`", loc, hint=did_you_mean(name, self.steps))
             return self.add(Node("seq", loc, name))
         params = tuple(self.steps[name].get("params") or ())
+        if self._calls is not None:
+            self._calls[name] = params
         missing = [p for p in params if p not in args]
         extra = [a for a in args if a not in params]
         if missing or extra:
