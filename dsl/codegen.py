@@ -139,7 +139,8 @@ def _iter(c: Ctx, seq: Any) -> list:
 
 def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
     """Call a ruleset function or procedure; `scope` (its parameters) becomes its locals. Its
-    failures are located by the caller's `rule_error`, at the callee's line."""
+    failures are located by the caller's `rule_error`, at the callee's line. (Calls of a
+    function or procedure whose parameters are all different go by position: `_call0`...)"""
     target = getattr(c.model, table)[name].fast
     m = c.meter
     m.used += 1
@@ -155,6 +156,101 @@ def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
     finally:
         c.depth -= 1
         c.vars = saved
+
+
+# A call of a ruleset function or procedure by position: `t` is the callee (from the model's
+# table, read where the call is written), its arguments are passed as they are, one helper per
+# number of them (a call with `*args` costs more than these few lines). Each counts the call
+# as a step of the budget and its depth, as `_ucall` does, before the callee runs.
+
+def _deep(name: str) -> RuleError:
+    return RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
+
+
+def _call0(c: Ctx, t: Any, name: str) -> Any:
+    m = c.meter
+    m.used += 1
+    if m.used > m.limit:
+        m.over()
+    if c.depth >= MAX_CALL_DEPTH:
+        raise _deep(name)
+    c.depth += 1
+    try:
+        return t.pos(c)
+    finally:
+        c.depth -= 1
+
+
+def _call1(c: Ctx, t: Any, name: str, a: Any) -> Any:
+    m = c.meter
+    m.used += 1
+    if m.used > m.limit:
+        m.over()
+    if c.depth >= MAX_CALL_DEPTH:
+        raise _deep(name)
+    c.depth += 1
+    try:
+        return t.pos(c, a)
+    finally:
+        c.depth -= 1
+
+
+def _call2(c: Ctx, t: Any, name: str, a: Any, b: Any) -> Any:
+    m = c.meter
+    m.used += 1
+    if m.used > m.limit:
+        m.over()
+    if c.depth >= MAX_CALL_DEPTH:
+        raise _deep(name)
+    c.depth += 1
+    try:
+        return t.pos(c, a, b)
+    finally:
+        c.depth -= 1
+
+
+def _call3(c: Ctx, t: Any, name: str, a: Any, b: Any, d: Any) -> Any:
+    m = c.meter
+    m.used += 1
+    if m.used > m.limit:
+        m.over()
+    if c.depth >= MAX_CALL_DEPTH:
+        raise _deep(name)
+    c.depth += 1
+    try:
+        return t.pos(c, a, b, d)
+    finally:
+        c.depth -= 1
+
+
+def _calln(c: Ctx, t: Any, name: str, *args: Any) -> Any:
+    m = c.meter
+    m.used += 1
+    if m.used > m.limit:
+        m.over()
+    if c.depth >= MAX_CALL_DEPTH:
+        raise _deep(name)
+    c.depth += 1
+    try:
+        return t.pos(c, *args)
+    finally:
+        c.depth -= 1
+
+
+CALLERS = ("_call0", "_call1", "_call2", "_call3")  # by number of arguments; more: `_calln`
+
+
+def by_position(fn: Callable[[Ctx], Any], params: tuple[str, ...]) -> Callable[..., Any]:
+    """A callee taking its arguments by position, for a rule that reads them from `c.vars`
+    (a procedure wrapped to announce itself, a function whose value is a plain number)."""
+    def pos(c: Ctx, *args: Any) -> Any:
+        saved = c.vars
+        c.vars = dict(zip(params, args, strict=True))
+        try:
+            return fn(c)
+        finally:
+            c.vars = saved
+    return pos
 
 
 def _text(v: Any) -> str:
@@ -173,6 +269,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
     "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
+    "_call0": _call0, "_call1": _call1, "_call2": _call2, "_call3": _call3, "_calln": _calln,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
@@ -214,15 +311,29 @@ class Unit:
             self.consts[name] = value
         return self._const_ids[key]
 
-    def build(self, loads: list[str], what: str) -> Callable[[Ctx], Any]:
+    def build(self, loads: list[str], what: str, params: tuple[str, ...] | None = None) -> Callable[[Ctx], Any]:
         """Compile the unit into a function of the context. `loads` are the locals the text
-        reads from its caller (flow variables, parameters)."""
+        reads from its caller (flow variables, parameters). With `params` (a function's or
+        procedure's parameters, all different, in their declared order) the function takes
+        them by position instead (`pos`: what calls of it run, codegen `_call1`...), and the
+        entry of the context alone (`fast`) reads them from `c.vars` and passes them on."""
         filename = f"<rule {next(_UNIT_IDS)}>"
-        head = ["def __rule(c):", "    V = c.vars", "    G = c.g", "    E = c.ent"]
+        body = ["    " + ln for ln in self.lines] + ["    return None"]
+        used = "\n".join(self.lines)
+        prologue = [line for name, line in (("G[", "    G = c.g"), ("E.", "    E = c.ent"), ("E[", "    E = c.ent"))
+                    if name in used]
+        prologue = list(dict.fromkeys(prologue))  # E once
         if self.static:
-            head.append("    S = c.model.static")
-        head += [f"    v_{name} = V.get({name!r})" for name in loads]
-        source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
+            prologue.append("    S = c.model.static")
+        if params is None:
+            head = ["def __rule(c):", *(["    V = c.vars"] if loads else []), *prologue,
+                    *(f"    v_{name} = V.get({name!r})" for name in loads)]
+            tail: list[str] = []
+        else:
+            head = [f"def __rule({', '.join(['c', *(f'v_{p}' for p in params)])}):", *prologue]
+            tail = ["def __rule_v(c):", "    V = c.vars",
+                    f"    return __rule({', '.join(['c', *(f'V.get({p!r})' for p in params)])})"]
+        source = "\n".join(head + body + tail)
         # The depth is at most the number of opening brackets: count them first (in C), and
         # scan only a source that has more than the limit.
         opening = source.count("(") + source.count("[") + source.count("{")
@@ -239,12 +350,24 @@ class Unit:
             # expression depth) is a validation error (D002) instead of a crash in play.
             compile(source, filename, "exec")
 
-        def first_call(c: Ctx) -> Any:
+        def compiled() -> None:
             # Python compiles the source on first use: validation checks every text but runs few.
-            if run.fast is first_call:
-                exec(compile(source, filename, "exec"), namespace)  # our own source: see module docstring
+            exec(compile(source, filename, "exec"), namespace)  # our own source: see module docstring
+            if params is None:
                 run.fast = namespace["__rule"]
+            else:
+                run.fast = namespace["__rule_v"]
+                run.pos = namespace["__rule"]
+
+        def first_call(c: Ctx) -> Any:
+            if run.fast is first_call:
+                compiled()
             return run.fast(c)
+
+        def first_pos(c: Ctx, *args: Any) -> Any:
+            if run.pos is first_pos:
+                compiled()
+            return run.pos(c, *args)
 
         def run(c: Ctx) -> Any:
             try:
@@ -255,6 +378,8 @@ class Unit:
                     raise
                 raise err from None
         run.fast = first_call  # type: ignore[attr-defined]  # the bare function: errors left to the caller
+        if params is not None:
+            run.pos = first_pos  # type: ignore[attr-defined]
         run.__qualname__ = f"rule[{what}]"
         run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
         run.source = source  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl.codegen import AUG_OPS, Unit
+from dsl.codegen import AUG_OPS, CALLERS, Unit
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
@@ -250,35 +250,43 @@ class Compiler:
         self.mentioned: set[str] = set()  # every name and attribute any compiled text looked up
         self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
         self._pieces: Pieces = ()  # where each part of a joined text is written (see `effect`)
+        self._params: tuple[str, ...] | None = None  # the text's parameters by position (see `expression`)
 
     # ---- public entry points ----
 
     def expression(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
-                   what: str = "expression") -> Fn | None:
-        """Compile a side-effect-free expression (a condition, a value)."""
+                   what: str = "expression", params: tuple[str, ...] | None = None) -> Fn | None:
+        """Compile a side-effect-free expression (a condition, a value). `params`: a function's
+        parameters in their declared order (its calls pass them by position: codegen `Unit.build`)."""
         if isinstance(src, bool) or src is None or isinstance(src, (int, float)):
             value = src
 
             def constant(c: Any) -> Any:  # a plain YAML number or truth value: nothing to compile
                 return value
             constant.fast = constant  # type: ignore[attr-defined]  # as compiled rules have (codegen)
+            if params is not None:
+                constant.pos = lambda c, *args: value  # type: ignore[attr-defined]
             return constant
-        return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what)
+        return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what, params=params)
 
     def effect(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
-               what: str = "effect", pieces: Pieces = ()) -> Fn | None:
+               what: str = "effect", pieces: Pieces = (), params: tuple[str, ...] | None = None) -> Fn | None:
         """Compile an effect (statements that change the state).
 
         `pieces` is for a text joined from parts written in several places (a procedure's named
         blocks): each part's first line in `src` (from 1) and where the part is written, so that
-        an error points into its own part."""
-        return self._compile(str(src), loc, "effect", set(local_names), pure=False, what=what, pieces=pieces)
+        an error points into its own part. `params`: a procedure's parameters in their declared order."""
+        return self._compile(str(src), loc, "effect", set(local_names), pure=False, what=what, pieces=pieces,
+                             params=params)
 
     # ---- driver ----
 
     def _compile(self, src: str, loc: Loc, start: str, local_names: set[str], pure: bool,
-                 what: str, pieces: Pieces = ()) -> Fn | None:
+                 what: str, pieces: Pieces = (), params: tuple[str, ...] | None = None) -> Fn | None:
         self._pieces = pieces
+        if params is not None and len(set(params)) != len(params):  # R015: no call passes them by position
+            params = None
+        self._params = params
         memo = _COMPILED.get()
         if memo is None:
             self._used = set()
@@ -291,7 +299,7 @@ class Compiler:
         # looked up means the same: reuse it. (Places as plain tuples: hashing and comparing a
         # Loc runs Python code, and this runs for every text of every build.)
         key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
-               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
+               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else (), params)
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
             if tuple(map(self._meaning, names)) == meanings:
@@ -377,7 +385,7 @@ class Compiler:
                 self._unit.emit(0, f"return {self._expr(tree.children[0], scope)}", loc)
             else:
                 self._block(tree.children, scope, 0)
-            return self._unit.build(sorted(self._loads), what)
+            return self._unit.build(sorted(self._loads), what, self._params)
         except _CompileError as e:
             self.diags.add(e.code, e.message, e.loc, hint=e.hint)
         except _Reported:
@@ -754,8 +762,11 @@ class Compiler:
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
             table = "procedures" if is_proc else "functions"
-            scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
-            return f"_ucall(c, {table!r}, {name!r}, {scope_})"
+            if len(set(decl.params)) != len(decl.params):  # R015 (a parameter named twice): by name
+                scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
+                return f"_ucall(c, {table!r}, {name!r}, {scope_})"
+            caller = CALLERS[len(args)] if len(args) < len(CALLERS) else "_calln"
+            return f"{caller}(c, c.model.{table}[{name!r}], {name!r}{''.join(', ' + a for a in args)})"
         prim = PRIMITIVES.get(name)
         if prim is None:
             raise _CompileError("D103", f"unknown function `{name}`", loc,
