@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from dsl.primitives import PRIMITIVES, describe
-from dsl.runtime import Ctx, RuleError, store_value, writable
+from dsl.runtime import _PLAIN, Ctx, RuleError, store_value, writable
 from engine.base.diagnostics import Loc
 
 MAX_CALL_DEPTH = 200
@@ -41,13 +41,16 @@ _INT_LIMIT = 1 << MAX_INT_BITS  # numbers of more bits than MAX_INT_BITS reach i
 
 def _add(x: Any, y: Any) -> Any:
     # Doubling a list, a text or a number in a loop reaches any size in a few steps: bound it.
-    if type(x) is int and type(y) is int:  # the common case, without the checks below
+    t = type(x)
+    if t is int and type(y) is int:  # the common case, without the checks below
         r = x + y
         if -_INT_LIMIT < r < _INT_LIMIT:
             return r
         raise _too_big()
-    if type(x) in (str, list) and type(y) is type(x) and len(x) + len(y) > MAX_SEQUENCE:
-        raise _too_long()
+    if (t is str or t is list) and type(y) is t:
+        if len(x) + len(y) > MAX_SEQUENCE:
+            raise _too_long()
+        return x + y
     r = x + y
     if type(r) is int and r.bit_length() > MAX_INT_BITS:
         raise _too_big()
@@ -55,7 +58,12 @@ def _add(x: Any, y: Any) -> Any:
 
 
 def _sub(x: Any, y: Any) -> Any:
-    r = x - y
+    return _sub_result(x - y)
+
+
+def _sub_result(r: Any) -> Any:
+    """A difference the generated code computed inline (compiler `_arith`): out of bounds only
+    if it is a whole number too large."""
     if type(r) is int and r.bit_length() > MAX_INT_BITS:
         raise _too_big()
     return r
@@ -114,8 +122,11 @@ def _state_of(c: Ctx, o: Any, f: str) -> dict:
 
 
 def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> None:
-    writable(c, d, "setting an item")
-    if isinstance(d, dict):
+    if id(d) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, d, "setting an item")
+    if type(d) is dict and op is None and type(v) in _PLAIN:  # the common case: a map, a plain value
+        d[k] = v
+    elif isinstance(d, dict):
         d[k] = op(d.get(k, 0), v) if op else store_value(v)
     elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
         d[k] = op(d[k], v) if op else store_value(v)
@@ -126,15 +137,24 @@ def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> Non
 def _iter(c: Ctx, seq: Any) -> list:
     """The items of a `for` or a comprehension: a copy (the loop body may change the list),
     charged to the budget when the loop starts, one step per item."""
-    if isinstance(seq, dict):
-        seq = list(seq)
-    elif not isinstance(seq, list):
-        raise RuleError(f"`for` needs a list, got {describe(seq)}")
+    if type(seq) is not list:
+        if isinstance(seq, dict):
+            seq = list(seq)
+        elif not isinstance(seq, list):
+            raise RuleError(f"`for` needs a list, got {describe(seq)}")
     m = c.meter
     m.used += len(seq)
     if m.used > m.limit:
         m.over()
     return seq[:]
+
+
+def _modify(c: Ctx, name: str, base: Any, args: dict) -> Any:
+    """`value(name, base, args...)`: the hooks' modifier pipeline, not even called for a
+    modifier no layer of the ruleset changes (its value is then `base`)."""
+    if c.model.modifiers.get(name):  # (the model lists every declared modifier, with its layers)
+        return c.hooks.modify(c, name, base, args)
+    return base
 
 
 def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
@@ -272,6 +292,8 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_call0": _call0, "_call1": _call1, "_call2": _call2, "_call3": _call3, "_calln": _calln,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
+    "_int": int, "_IL": _INT_LIMIT, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
+    "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 

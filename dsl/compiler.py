@@ -515,9 +515,10 @@ class Compiler:
                 self._used.add(name)
             if name in scope.names:
                 self._load(name)
-                return f"v_{name} = {fn}(v_{name}, {value})" if op else f"v_{name} = {value}"
+                return f"v_{name} = {self._arith(op, f'v_{name}', value)}" if op else f"v_{name} = {value}"
             if name in self.sym.globals:
-                return f"G[{name!r}] = {fn}(G[{name!r}], {value})" if op else f"G[{name!r}] = _copy({value})"
+                return f"G[{name!r}] = {self._arith(op, f'G[{name!r}]', value)}" if op else \
+                    f"G[{name!r}] = {self._stored(value)}"
             hint = did_you_mean(name, [*scope.names, *self.sym.globals]) or \
                 "declare it under `globals:` or create a local with `let`"
             raise _CompileError("D105", f"cannot assign to `{name}`: it is not a local or a "
@@ -540,7 +541,7 @@ class Compiler:
             f = repr(fname)
             found = (f"{d} = ({d} if _type({o}) is _str and ({d} := E.get({o})) is not None and {f} in {d} "
                      f"else _state_of(c, {o}, {f}))")
-            store = f"{fn}({d}[{f}], {x})" if op else f"_copy({x})"
+            store = self._arith(op, f"{d}[{f}]", x) if op else self._stored(x)
             return f"{o} = {obj}; {x} = {value}; {found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
@@ -581,7 +582,7 @@ class Compiler:
         if name in self.sym.constants:
             return self._unit.const(self.sym.constants[name])
         if name in self.sym.collections:
-            return f"_coll(c, {name!r})"
+            return f"_list(c.model.collections[{name!r}])"  # (codegen `_coll`, written out)
         if name in BUILTIN_NAMES:
             return BUILTIN_NAMES[name]
         what = "function" if name in PRIMITIVES or name in self.sym.functions else ""
@@ -705,8 +706,33 @@ class Compiler:
         if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
             # (a literal number added or taken away grows a value by one step of the budget at most)
-            return f"{AUG_OPS[op]}({a}, {b})"
+            return self._arith(op, a, b)
         return f"({a} {op} {b})"
+
+    def _stored(self, value: str) -> str:
+        """`value` as it goes into the state (runtime `store_value`): a copy, checked, except a
+        plain scalar (text, whole number, truth value, none), kept as it is without a call."""
+        if _PLAIN_LITERAL.fullmatch(value):
+            return value
+        if _TEMP.fullmatch(value):  # a value already held in a temporary
+            return f"({value} if _type({value}) in _PL else _copy({value}))"
+        x = self._unit.temp()  # (assignments are statements: `:=` is allowed here)
+        return f"({x} if _type({x} := {value}) in _PL else _copy({x}))"
+
+    def _arith(self, op: str, a: str, b: str) -> str:
+        """`a op b` bounded (codegen `_add`, `_sub`, `_mul`), with the common case inline: two
+        whole numbers added, or a difference of numbers, without a call when it stays in bounds."""
+        u = self._unit
+        if op == "+" and not self._no_walrus and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
+            # (inside a comprehension's list Python allows no `:=`; a text or list written out is
+            # no whole number: `_add` at once)
+            x, y, r = u.temp(), u.temp(), u.temp()
+            return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and -_IL < ({r} := {x} + {y}) < _IL "
+                    f"else _add({x}, {y}))")
+        if op == "-" and not self._no_walrus:
+            r = u.temp()
+            return f"({r} if -_IL < ({r} := {a} - {b}) < _IL else _sub_result({r}))"
+        return f"{AUG_OPS[op]}({a}, {b})"
 
     def _x_getitem(self, node: Tree, scope: _Scope) -> str:
         return f"{self._expr(node.children[0], scope)}[{self._expr(node.children[1], scope)}]"
@@ -782,6 +808,10 @@ class Compiler:
             if k not in prim.kwargs:
                 raise _CompileError("D103", f"`{name}` has no option `{k}=`", loc,
                                     f"it is `{prim.signature}`")
+        if name == "len" and len(args) == 1 and not self._no_walrus:
+            # `len` of a list, map or text, without a call; any other value goes to the primitive
+            t = self._unit.temp()
+            return f"(_len({t}) if _type({t} := {args[0]}) in _LENT else P_len(c, {t}))"
         call = f"P_{name}(c{''.join(', ' + a for a in args)}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
         if name == "say":  # the account is text nobody reads in a silent sweep: skip building it
             return f"(None if c.hooks.silent else {call})"
@@ -815,7 +845,7 @@ class Compiler:
             base, *args = args
         mapping = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
         if name == "value":
-            return f"c.hooks.modify(c, {target!r}, {base}, {mapping})"
+            return f"_modify(c, {target!r}, {base}, {mapping})"
         hook = "emit" if name == "emit" else "schedule"
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
 
@@ -848,6 +878,9 @@ class _Scope:
 
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_TEMP = re.compile(r"_t[0-9]+")
+_PLAIN_LITERAL = re.compile(r"-?[0-9]+|None|True|False|'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')  # a scalar written out
+_SEQUENCE = re.compile(r"""['"\[]|_join\(""")  # generated source of a text or a list (the start of it)
 
 
 _TOKEN_WORDS = {
