@@ -37,6 +37,7 @@ def _too_big() -> RuleError:
 
 
 _INT_LIMIT = 1 << MAX_INT_BITS  # numbers of more bits than MAX_INT_BITS reach it
+_NEG_LIMIT = -_INT_LIMIT
 
 
 def _add(x: Any, y: Any) -> Any:
@@ -44,7 +45,7 @@ def _add(x: Any, y: Any) -> Any:
     t = type(x)
     if t is int and type(y) is int:  # the common case, without the checks below
         r = x + y
-        if -_INT_LIMIT < r < _INT_LIMIT:
+        if _NEG_LIMIT < r < _INT_LIMIT:
             return r
         raise _too_big()
     if (t is str or t is list) and type(y) is t:
@@ -143,8 +144,9 @@ def _iter(c: Ctx, seq: Any) -> list:
         elif not isinstance(seq, list):
             raise RuleError(f"`for` needs a list, got {describe(seq)}")
     m = c.meter
-    m.used += len(seq)
-    if m.used > m.limit:
+    u = m.used + len(seq)
+    m.used = u
+    if u > m.limit:
         m.over()
     return seq[:]
 
@@ -181,7 +183,8 @@ def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
 # A call of a ruleset function or procedure by position: `t` is the callee (from the model's
 # table, read where the call is written), its arguments are passed as they are, one helper per
 # number of them (a call with `*args` costs more than these few lines). Each counts the call
-# as a step of the budget and its depth, as `_ucall` does, before the callee runs.
+# as a step of the budget and its depth, as `_ucall` does, before the callee runs; the depth
+# comes back to what it was when the callee returns (every call inside it restores its own).
 
 def _deep(name: str) -> RuleError:
     return RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
@@ -189,72 +192,82 @@ def _deep(name: str) -> RuleError:
 
 def _call0(c: Ctx, t: Any, name: str) -> Any:
     m = c.meter
-    m.used += 1
-    if m.used > m.limit:
+    u = m.used + 1
+    m.used = u
+    if u > m.limit:
         m.over()
-    if c.depth >= MAX_CALL_DEPTH:
+    d = c.depth
+    if d >= MAX_CALL_DEPTH:
         raise _deep(name)
-    c.depth += 1
+    c.depth = d + 1
     try:
         return t.pos(c)
     finally:
-        c.depth -= 1
+        c.depth = d
 
 
 def _call1(c: Ctx, t: Any, name: str, a: Any) -> Any:
     m = c.meter
-    m.used += 1
-    if m.used > m.limit:
+    u = m.used + 1
+    m.used = u
+    if u > m.limit:
         m.over()
-    if c.depth >= MAX_CALL_DEPTH:
+    d = c.depth
+    if d >= MAX_CALL_DEPTH:
         raise _deep(name)
-    c.depth += 1
+    c.depth = d + 1
     try:
         return t.pos(c, a)
     finally:
-        c.depth -= 1
+        c.depth = d
 
 
 def _call2(c: Ctx, t: Any, name: str, a: Any, b: Any) -> Any:
     m = c.meter
-    m.used += 1
-    if m.used > m.limit:
+    u = m.used + 1
+    m.used = u
+    if u > m.limit:
         m.over()
-    if c.depth >= MAX_CALL_DEPTH:
+    d = c.depth
+    if d >= MAX_CALL_DEPTH:
         raise _deep(name)
-    c.depth += 1
+    c.depth = d + 1
     try:
         return t.pos(c, a, b)
     finally:
-        c.depth -= 1
+        c.depth = d
 
 
-def _call3(c: Ctx, t: Any, name: str, a: Any, b: Any, d: Any) -> Any:
+def _call3(c: Ctx, t: Any, name: str, a: Any, b: Any, e: Any) -> Any:
     m = c.meter
-    m.used += 1
-    if m.used > m.limit:
+    u = m.used + 1
+    m.used = u
+    if u > m.limit:
         m.over()
-    if c.depth >= MAX_CALL_DEPTH:
+    d = c.depth
+    if d >= MAX_CALL_DEPTH:
         raise _deep(name)
-    c.depth += 1
+    c.depth = d + 1
     try:
-        return t.pos(c, a, b, d)
+        return t.pos(c, a, b, e)
     finally:
-        c.depth -= 1
+        c.depth = d
 
 
 def _calln(c: Ctx, t: Any, name: str, *args: Any) -> Any:
     m = c.meter
-    m.used += 1
-    if m.used > m.limit:
+    u = m.used + 1
+    m.used = u
+    if u > m.limit:
         m.over()
-    if c.depth >= MAX_CALL_DEPTH:
+    d = c.depth
+    if d >= MAX_CALL_DEPTH:
         raise _deep(name)
-    c.depth += 1
+    c.depth = d + 1
     try:
         return t.pos(c, *args)
     finally:
-        c.depth -= 1
+        c.depth = d
 
 
 CALLERS = ("_call0", "_call1", "_call2", "_call3")  # by number of arguments; more: `_calln`

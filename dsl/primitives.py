@@ -76,8 +76,9 @@ def _seq(x: Any, what: str, c: Ctx | None = None) -> list:
         raise RuleError(f"{what} needs a list, got {describe(x)}")
     if c is not None:  # Ctx.charge, written out: this runs for most built-ins
         m = c.meter
-        m.used += len(x)
-        if m.used > m.limit:
+        u = m.used + len(x)
+        m.used = u
+        if u > m.limit:
             m.over()
     return x
 

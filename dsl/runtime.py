@@ -130,12 +130,14 @@ def store_value(v: Any, what: str = "the game state") -> Any:
     MAX_STATE_ITEMS values in all, counting every shared list once per place it appears (a list
     holding the same big list twice becomes two copies in the state)."""
     t = type(v)
-    if t in _SCALARS:
-        if t is float and v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
-            raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
+    if t in _PLAIN:  # the common cases first, without the walk below: a plain scalar,
         return v
     if t is list and len(v) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
-        return v[:]  # the common case (a list of ids or numbers), without the walk below
+        return v[:]  # a list of ids or numbers
+    if t is float:
+        if v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
+            raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
+        return v
     budget = [MAX_STATE_ITEMS]
 
     def copy(x: Any) -> Any:
