@@ -305,7 +305,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_call0": _call0, "_call1": _call1, "_call2": _call2, "_call3": _call3, "_calln": _calln,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
-    "_IL": _INT_LIMIT, "_sub_result": _sub_result,  # for an inline `-` (compiler `_arith`)
+    "_int": int, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
     "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }

@@ -720,12 +720,20 @@ class Compiler:
         return f"({x} if _type({x} := {value}) in _PL else _copy({x}))"
 
     def _arith(self, op: str, a: str, b: str) -> str:
-        """`a op b` bounded (codegen `_add`, `_sub`, `_mul`); a difference inline, without a call
-        when it stays in bounds. (`+` stays a call: written out, its checks for two whole numbers
-        cost more than the call where one side is a text or list, measured on the bundled games.)"""
-        if op == "-" and not self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
-            r = self._unit.temp()
-            return f"({r} if -_IL < ({r} := {a} - {b}) < _IL else _sub_result({r}))"
+        """`a op b` bounded (codegen `_add`, `_sub`, `_mul`), with the common case inline: two
+        whole numbers added, or a difference, without a call while it is below 2**62 either
+        way (beyond, the helper decides). Not where a side is plainly a text or a list: there
+        the checks written out would only delay the call."""
+        if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
+            return f"{AUG_OPS[op]}({a}, {b})"
+        u = self._unit
+        if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
+            x, y, r = u.temp(), u.temp(), u.temp()
+            return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
+                    f"< {_SMALL} else _add({x}, {y}))")
+        if op == "-":
+            r = u.temp()
+            return f"({r} if {-_SMALL} < ({r} := {a} - {b}) < {_SMALL} else _sub_result({r}))"
         return f"{AUG_OPS[op]}({a}, {b})"
 
     def _x_getitem(self, node: Tree, scope: _Scope) -> str:
@@ -873,7 +881,12 @@ class _Scope:
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _TEMP = re.compile(r"_t[0-9]+")
-_PLAIN_LITERAL = re.compile(r"-?[0-9]+|None|True|False|'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')  # a scalar written out
+_SMALL = 1 << 62  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS
+# Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
+_SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
+                       r"P_(?:str|join|keys|values|sorted|range|filter|reversed|unique|neighbors)\(")
+# Generated source of a scalar written out (a whole number, none, a truth value, a text)
+_PLAIN_LITERAL = re.compile(r"-?[0-9]+|None|True|False|'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
 
 
 _TOKEN_WORDS = {

@@ -100,14 +100,19 @@ def describe(x: Any) -> str:
     return f"`{text}`"
 
 
-def _key(c: Ctx, key: Any) -> Callable[[Any], Any]:
+def _key(c: Ctx, key: Any) -> Callable[[Any], Any] | None:
+    """What Python's min, max and sorted compare by: the items themselves (None) or `key`'s value."""
     if key is None:
-        return lambda v: v
+        return None
     if not callable(key):
         raise RuleError("key= needs a function such as `p => p.score`")
+    m = c.meter
 
     def keyed(v: Any) -> Any:
-        c.tick()  # each call of an `x => ...` function is a step of work
+        u = m.used + 1  # each call of an `x => ...` function is a step of work (Ctx.tick, written out)
+        m.used = u
+        if u > m.limit:
+            m.over()
         return key(c, v)
     return keyed
 
@@ -115,9 +120,13 @@ def _key(c: Ctx, key: Any) -> Callable[[Any], Any]:
 def _where(c: Ctx, where: Any, what: str) -> Callable[[Any], Any]:
     if not callable(where):
         raise RuleError(f"{what} where= needs a function such as `p => p.score > 0`")
+    m = c.meter
 
     def test(v: Any) -> Any:
-        c.tick()
+        u = m.used + 1  # a step of work per call (Ctx.tick, written out)
+        m.used = u
+        if u > m.limit:
+            m.over()
         return where(c, v)
     return test
 
@@ -139,7 +148,11 @@ def count(c: Ctx, xs: Any, where: Any = None) -> int:
     if where is None:
         return len(xs)
     test = _where(c, where, "count()")
-    return sum(1 for x in xs if test(x))
+    n = 0
+    for x in xs:
+        if test(x):
+            n += 1
+    return n
 
 
 @primitive()
@@ -220,7 +233,10 @@ def any_(c: Ctx, xs: Any, where: Any = None) -> bool:
     if where is None:
         return any(xs)
     test = _where(c, where, "any()")
-    return any(test(x) for x in xs)
+    for x in xs:  # noqa: SIM110  (a loop: any() over a generator resumes a frame per item)
+        if test(x):
+            return True
+    return False
 
 
 @primitive()
@@ -230,7 +246,10 @@ def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
     if where is None:
         return all(xs)
     test = _where(c, where, "all()")
-    return all(test(x) for x in xs)
+    for x in xs:  # noqa: SIM110  (a loop: all() over a generator resumes a frame per item)
+        if not test(x):
+            return False
+    return True
 
 
 @primitive()

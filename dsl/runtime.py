@@ -151,9 +151,9 @@ def store_value(v: Any, what: str = "the game state") -> Any:
             if budget[0] < 0:
                 raise RuleError(f"this value is too large to keep in {what} (more than {MAX_STATE_ITEMS:,} "
                                 "items in all)", code="E003")
-            if isinstance(x, list):
-                return [copy(i) for i in x]
-            return {k: copy(i) for k, i in x.items()}
+            if isinstance(x, list):  # plain scalars as they are, without a call each
+                return [i if type(i) in _PLAIN else copy(i) for i in x]
+            return {k: (i if type(i) in _PLAIN else copy(i)) for k, i in x.items()}
         if callable(x):
             raise RuleError(f"a function cannot be kept in {what}: only data (numbers, text, true/false, "
                             "none, lists and maps) can be stored", code="E004")
