@@ -135,6 +135,15 @@ def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> Non
         raise RuleError(f"cannot set item {describe(k)} of {describe(d)}")
 
 
+def _loop_list(seq: Any) -> list:
+    """What a `for` statement runs over when it is not given a list (compiler `_stmt`)."""
+    if isinstance(seq, dict):
+        return list(seq)
+    if not isinstance(seq, list):
+        raise RuleError(f"`for` needs a list, got {describe(seq)}")
+    return seq
+
+
 def _iter(c: Ctx, seq: Any) -> list:
     """The items of a `for` or a comprehension: a copy (the loop body may change the list),
     charged to the budget when the loop starts, one step per item."""
@@ -307,6 +316,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
     "_int": int, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
     "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
+    "_loop_list": _loop_list, "_id": id,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 

@@ -471,7 +471,8 @@ class Compiler:
                                     "change the game)", loc)
             value = self._expr(node.children[-1], scope)
             op = str(node.children[1])[0] if kind == "aug_assign" else None
-            u.emit(depth, self._assign(node.children[0], value, op, scope), loc)
+            for line in self._assign(node.children[0], value, op, scope).split("\n"):
+                u.emit(depth, line, loc)
         elif kind == "let_stmt":
             name = str(node.children[0])
             value = self._expr(node.children[1], scope)
@@ -497,7 +498,14 @@ class Compiler:
             name = str(node.children[0])
             items = self._expr(node.children[1], scope)
             scope.names.add(name)
-            u.emit(depth, f"for v_{name} in _iter(c, {items}):", loc)
+            # codegen `_iter` written out (a loop is charged its length when it starts, and runs
+            # over a copy): lines of one statement, so one location
+            t, m = u.temp(), u.temp()
+            u.emit(depth, f"{t} = {items}", loc)
+            u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
+            u.emit(depth, f"{m} = c.meter; {m}.used += _len({t})", loc)
+            u.emit(depth, f"if {m}.used > {m}.limit: {m}.over()", loc)
+            u.emit(depth, f"for v_{name} in {t}[:]:", loc)
             self._loops += 1
             try:
                 self._block(node.children[2].children, scope, depth + 1)
@@ -545,7 +553,15 @@ class Compiler:
             return f"{o} = {obj}; {x} = {value}; {found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
-        return f"_set_item(c, {cont}, {key}, {value}{', ' + fn if op else ''})"
+        if op:
+            return f"_set_item(c, {cont}, {key}, {value}, {fn})"
+        # `_set_item` for every case but the common one (a plain value into a map that is not a
+        # constant), which is written out: lines of one statement, so one location.
+        u = self._unit
+        d, k, x = u.temp(), u.temp(), u.temp()
+        return (f"{d} = {cont}; {k} = {key}; {x} = {value}\n"
+                f"if _type({d}) is _dict and _type({x}) in _PL and _id({d}) not in c.model.frozen_ids: {d}[{k}] = {x}\n"
+                f"else: _set_item(c, {d}, {k}, {x})")
 
     # ---- expressions: each returns a Python expression ----
 

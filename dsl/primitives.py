@@ -117,18 +117,12 @@ def _key(c: Ctx, key: Any) -> Callable[[Any], Any] | None:
     return keyed
 
 
-def _where(c: Ctx, where: Any, what: str) -> Callable[[Any], Any]:
+def _where(c: Ctx, where: Any, what: str) -> Callable[[Ctx, Any], Any]:
+    """The `where=` function, checked. Each call of it is a step of work: the loops below count
+    it before the call (Ctx.tick, written out: a wrapper would double the calls per item)."""
     if not callable(where):
         raise RuleError(f"{what} where= needs a function such as `p => p.score > 0`")
-    m = c.meter
-
-    def test(v: Any) -> Any:
-        u = m.used + 1  # a step of work per call (Ctx.tick, written out)
-        m.used = u
-        if u > m.limit:
-            m.over()
-        return where(c, v)
-    return test
+    return where
 
 
 # ---- collections (pure) ----
@@ -148,9 +142,14 @@ def count(c: Ctx, xs: Any, where: Any = None) -> int:
     if where is None:
         return len(xs)
     test = _where(c, where, "count()")
+    m = c.meter
     n = 0
     for x in xs:
-        if test(x):
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if test(c, x):
             n += 1
     return n
 
@@ -233,8 +232,13 @@ def any_(c: Ctx, xs: Any, where: Any = None) -> bool:
     if where is None:
         return any(xs)
     test = _where(c, where, "any()")
-    for x in xs:  # noqa: SIM110  (a loop: any() over a generator resumes a frame per item)
-        if test(x):
+    m = c.meter
+    for x in xs:
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if test(c, x):
             return True
     return False
 
@@ -246,8 +250,13 @@ def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
     if where is None:
         return all(xs)
     test = _where(c, where, "all()")
-    for x in xs:  # noqa: SIM110  (a loop: all() over a generator resumes a frame per item)
-        if not test(x):
+    m = c.meter
+    for x in xs:
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if not test(c, x):
             return False
     return True
 
@@ -256,7 +265,16 @@ def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
 def filter_(c: Ctx, xs: Any, where: Any) -> list:
     """The items satisfying `where` (a function such as `p => p.owner == player`)."""
     test = _where(c, where, "filter()")
-    return [x for x in _seq(xs, "filter()") if test(x)]
+    m = c.meter
+    out = []
+    for x in _seq(xs, "filter()"):
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if test(c, x):
+            out.append(x)
+    return out
 
 
 @primitive()

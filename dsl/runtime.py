@@ -152,7 +152,11 @@ def store_value(v: Any, what: str = "the game state") -> Any:
                 raise RuleError(f"this value is too large to keep in {what} (more than {MAX_STATE_ITEMS:,} "
                                 "items in all)", code="E003")
             if isinstance(x, list):  # plain scalars as they are, without a call each
+                if _PLAIN.issuperset(map(type, x)):
+                    return list(x)
                 return [i if type(i) in _PLAIN else copy(i) for i in x]
+            if _PLAIN.issuperset(map(type, x.values())):
+                return dict(x)
             return {k: (i if type(i) in _PLAIN else copy(i)) for k, i in x.items()}
         if callable(x):
             raise RuleError(f"a function cannot be kept in {what}: only data (numbers, text, true/false, "
