@@ -171,14 +171,14 @@ def _modify(c: Ctx, name: str, base: Any, args: dict) -> Any:
 def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
     """Call a ruleset function or procedure; `scope` (its parameters) becomes its locals. Its
     failures are located by the caller's `rule_error`, at the callee's line. (Calls of a
-    function or procedure whose parameters are all different go by position: `_call0`...)"""
+    function or procedure whose parameters are all different go by position: its `pos`.)"""
     target = getattr(c.model, table)[name].fast
     m = c.meter
     m.used += 1
     if m.used > m.limit:
         m.over()
     if c.depth >= MAX_CALL_DEPTH:
-        raise RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
+        raise _deep(name)
     saved = c.vars
     c.vars = scope
     c.depth += 1
@@ -189,108 +189,51 @@ def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
         c.vars = saved
 
 
-# A call of a ruleset function or procedure by position: `t` is the callee (from the model's
-# table, read where the call is written), its arguments are passed as they are, one helper per
-# number of them (a call with `*args` costs more than these few lines). Each counts the call
-# as a step of the budget and its depth, as `_ucall` does, before the callee runs; the depth
-# comes back to what it was when the callee returns (every call inside it restores its own).
+# A call of a ruleset function or procedure by position runs the callee's `pos` (written where
+# the call is: `c.model.functions['f'].pos(c, a, b)`). The callee counts the call as a step of
+# the budget and checks its depth first thing (Unit.build), as `_ucall` does for a call by name;
+# those two failures are located at the call, in the caller (`locate` skips the callee).
 
 def _deep(name: str) -> RuleError:
     return RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
 
 
-def _call0(c: Ctx, t: Any, name: str) -> Any:
-    m = c.meter
-    u = m.used + 1
-    m.used = u
-    if u > m.limit:
-        m.over()
-    d = c.depth
-    if d >= MAX_CALL_DEPTH:
-        raise _deep(name)
-    c.depth = d + 1
+def _deep_at_caller(name: str) -> RuleError:
+    e = _deep(name)
+    e.at_caller = True  # type: ignore[attr-defined]
+    return e
+
+
+def _over_at_caller(m: Any) -> None:
+    """The budget of a call used up (the callee's first line): an error at the call."""
     try:
-        return t.pos(c)
-    finally:
-        c.depth = d
-
-
-def _call1(c: Ctx, t: Any, name: str, a: Any) -> Any:
-    m = c.meter
-    u = m.used + 1
-    m.used = u
-    if u > m.limit:
         m.over()
-    d = c.depth
-    if d >= MAX_CALL_DEPTH:
-        raise _deep(name)
-    c.depth = d + 1
-    try:
-        return t.pos(c, a)
-    finally:
-        c.depth = d
+    except RuleError as e:
+        e.at_caller = True  # type: ignore[attr-defined]
+        raise
 
 
-def _call2(c: Ctx, t: Any, name: str, a: Any, b: Any) -> Any:
-    m = c.meter
-    u = m.used + 1
-    m.used = u
-    if u > m.limit:
-        m.over()
-    d = c.depth
-    if d >= MAX_CALL_DEPTH:
-        raise _deep(name)
-    c.depth = d + 1
-    try:
-        return t.pos(c, a, b)
-    finally:
-        c.depth = d
-
-
-def _call3(c: Ctx, t: Any, name: str, a: Any, b: Any, e: Any) -> Any:
-    m = c.meter
-    u = m.used + 1
-    m.used = u
-    if u > m.limit:
-        m.over()
-    d = c.depth
-    if d >= MAX_CALL_DEPTH:
-        raise _deep(name)
-    c.depth = d + 1
-    try:
-        return t.pos(c, a, b, e)
-    finally:
-        c.depth = d
-
-
-def _calln(c: Ctx, t: Any, name: str, *args: Any) -> Any:
-    m = c.meter
-    u = m.used + 1
-    m.used = u
-    if u > m.limit:
-        m.over()
-    d = c.depth
-    if d >= MAX_CALL_DEPTH:
-        raise _deep(name)
-    c.depth = d + 1
-    try:
-        return t.pos(c, *args)
-    finally:
-        c.depth = d
-
-
-CALLERS = ("_call0", "_call1", "_call2", "_call3")  # by number of arguments; more: `_calln`
-
-
-def by_position(fn: Callable[[Ctx], Any], params: tuple[str, ...]) -> Callable[..., Any]:
-    """A callee taking its arguments by position, for a rule that reads them from `c.vars`
-    (a procedure wrapped to announce itself, a function whose value is a plain number)."""
+def by_position(fn: Callable[[Ctx], Any], params: tuple[str, ...], name: str) -> Callable[..., Any]:
+    """The `pos` of a callee that reads its arguments from `c.vars` (a procedure wrapped to
+    announce itself, a function whose value is a plain number): the call counted and checked as
+    the compiled callees do (this wrapper is no rule code: its failures are located at the
+    call), then `fn` run with the arguments as its variables."""
     def pos(c: Ctx, *args: Any) -> Any:
+        m = c.meter
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        d = c.depth
+        if d >= MAX_CALL_DEPTH:
+            raise _deep(name)
+        c.depth = d + 1
         saved = c.vars
         c.vars = dict(zip(params, args, strict=True))
         try:
             return fn(c)
         finally:
+            c.depth = d
             c.vars = saved
     return pos
 
@@ -311,7 +254,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
     "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
-    "_call0": _call0, "_call1": _call1, "_call2": _call2, "_call3": _call3, "_calln": _calln,
+    "_deep_at_caller": _deep_at_caller, "_over_at_caller": _over_at_caller,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
     "_int": int, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
@@ -356,62 +299,68 @@ class Unit:
             self.consts[name] = value
         return self._const_ids[key]
 
-    def build(self, loads: list[str], what: str, params: tuple[str, ...] | None = None) -> Callable[[Ctx], Any]:
+    def build(self, loads: list[str], what: str, callee: tuple[str, tuple[str, ...]] | None = None) \
+            -> Callable[[Ctx], Any]:
         """Compile the unit into a function of the context. `loads` are the locals the text
-        reads from its caller (flow variables, parameters). With `params` (a function's or
-        procedure's parameters, all different, in their declared order) the function takes
-        them by position instead (`pos`: what calls of it run, codegen `_call1`...), and the
-        entry of the context alone (`fast`) reads them from `c.vars` and passes them on."""
+        reads from its caller (flow variables, parameters). With `callee` (the name and the
+        parameters, all different, in their declared order, of a function or procedure) there
+        is also `pos`, what calls of it run: the same text as a function taking its parameters
+        by position, which counts the call and checks the depth itself (see `_ucall`)."""
         filename = f"<rule {next(_UNIT_IDS)}>"
-        body = ["    " + ln for ln in self.lines] + ["    return None"]
         used = "\n".join(self.lines)
-        prologue = [line for name, line in (("G[", "    G = c.g"), ("E.", "    E = c.ent"), ("E[", "    E = c.ent"))
+        prologue = [line for name, line in (("G[", "G = c.g"), ("E.", "E = c.ent"), ("E[", "E = c.ent"))
                     if name in used]
         prologue = list(dict.fromkeys(prologue))  # E once
         if self.static:
-            prologue.append("    S = c.model.static")
-        if params is None:
-            head = ["def __rule(c):", *(["    V = c.vars"] if loads else []), *prologue,
-                    *(f"    v_{name} = V.get({name!r})" for name in loads)]
-            tail: list[str] = []
-        else:
-            head = [f"def __rule({', '.join(['c', *(f'v_{p}' for p in params)])}):", *prologue]
-            tail = ["def __rule_v(c):", "    V = c.vars",
-                    f"    return __rule({', '.join(['c', *(f'V.get({p!r})' for p in params)])})"]
-        source = "\n".join(head + body + tail)
+            prologue.append("S = c.model.static")
+        head = ["def __rule(c):", *(["    V = c.vars"] if loads else []), *("    " + ln for ln in prologue),
+                *(f"    v_{name} = V.get({name!r})" for name in loads)]
+        source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
+        sources = [(source, len(head) + 1, "fast")]
+        if callee is not None:
+            name, params = callee
+            pos_head = [f"def __rule({', '.join(['c', *(f'v_{p}' for p in params)])}):",
+                        "    _m = c.meter; _u = _m.used + 1; _m.used = _u",
+                        "    if _u > _m.limit: _over_at_caller(_m)",
+                        "    _d = c.depth",
+                        f"    if _d >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
+                        "    c.depth = _d + 1",
+                        "    try:", *("        " + ln for ln in prologue)]
+            pos_source = "\n".join(pos_head + ["        " + ln for ln in self.lines] +
+                                   ["        return None", "    finally:", "        c.depth = _d"])
+            sources.append((pos_source, len(pos_head) + 1, "pos"))
         # The depth is at most the number of opening brackets: count them first (in C), and
         # scan only a source that has more than the limit.
         opening = source.count("(") + source.count("[") + source.count("{")
         if opening > MAX_NESTING and _nesting(source) > MAX_NESTING:
             raise SyntaxError("nested too deeply")  # reported as D002 by the compiler
-        namespace = dict(BASE_NAMESPACE)
-        namespace.update(self.consts)
         locs = self.locs
         fallback = locs[0] if locs else Loc()
-        namespace["__unit__"] = (len(head) + 1, locs, fallback)  # how `locate` finds a line's rule location
         if len(source) > EAGER_SOURCE or max((len(ln) - len(ln.lstrip(" ")) for ln in self.lines), default=0) \
                 > 4 * EAGER_DEPTH:
             # Unusual text: compile it now, so a limit of Python's (nested blocks, indentation,
             # expression depth) is a validation error (D002) instead of a crash in play.
-            compile(source, filename, "exec")
+            for text, _first, _entry in sources:
+                compile(text, filename, "exec")
 
-        def compiled() -> None:
+        def compiled(entry: str) -> None:
             # Python compiles the source on first use: validation checks every text but runs few.
-            exec(compile(source, filename, "exec"), namespace)  # our own source: see module docstring
-            if params is None:
-                run.fast = namespace["__rule"]
-            else:
-                run.fast = namespace["__rule_v"]
-                run.pos = namespace["__rule"]
+            for text, first, name in sources:
+                if name == entry:
+                    namespace = dict(BASE_NAMESPACE)
+                    namespace.update(self.consts)
+                    namespace["__unit__"] = (first, locs, fallback)  # how `locate` finds a line's rule location
+                    exec(compile(text, filename, "exec"), namespace)  # our own source: see module docstring
+                    setattr(run, entry, namespace["__rule"])
 
         def first_call(c: Ctx) -> Any:
             if run.fast is first_call:
-                compiled()
+                compiled("fast")
             return run.fast(c)
 
         def first_pos(c: Ctx, *args: Any) -> Any:
             if run.pos is first_pos:
-                compiled()
+                compiled("pos")
             return run.pos(c, *args)
 
         def run(c: Ctx) -> Any:
@@ -423,7 +372,7 @@ class Unit:
                     raise
                 raise err from None
         run.fast = first_call  # type: ignore[attr-defined]  # the bare function: errors left to the caller
-        if params is not None:
+        if callee is not None:
             run.pos = first_pos  # type: ignore[attr-defined]
         run.__qualname__ = f"rule[{what}]"
         run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
@@ -431,21 +380,29 @@ class Unit:
         return run
 
 
-def locate(tb: TracebackType | None) -> Loc | None:
+def locate(tb: TracebackType | None, at_caller: bool = False) -> Loc | None:
     """The rule location of a failure: the line of the innermost rule call (`__rule`) in the
     traceback, or the last line of that rule's own code after it (its `x => ...` functions);
-    None when no rule code is in the traceback."""
-    unit = None
-    line = 0
+    None when no rule code is in the traceback. `at_caller`: the innermost rule call is left
+    out (a function or procedure refusing its own call: the failure is at the call)."""
+    frames = []
     while tb is not None:
         frame = tb.tb_frame
         info = frame.f_globals.get("__unit__")
         if info is not None:
-            if frame.f_code.co_name == "__rule":
-                unit = info
-            if info is unit:
-                line = tb.tb_lineno
+            frames.append((info, frame.f_code.co_name == "__rule", tb.tb_lineno))
         tb = tb.tb_next
+    if at_caller:  # a call's budget or depth, checked first thing in the callee: leave it out
+        starts = [i for i, (_info, is_rule, _line) in enumerate(frames) if is_rule]
+        if starts:
+            del frames[starts[-1]:]
+    unit = None
+    line = 0
+    for info, is_rule, lineno in frames:
+        if is_rule:
+            unit = info
+        if info is unit:
+            line = lineno
     if unit is None:
         return None
     first, locs, fallback = unit
@@ -456,7 +413,7 @@ def locate(tb: TracebackType | None) -> Loc | None:
 def rule_error(e: Exception) -> Exception:
     """What a failure inside rule code is reported as: a RuleError at the rule's location. An
     exception that is not from rule code (no rule in its traceback) is returned unchanged."""
-    loc = locate(e.__traceback__)
+    loc = locate(e.__traceback__, getattr(e, "at_caller", False))
     if isinstance(e, RuleError):
         if not e.loc.line and loc is not None:
             e.loc = loc

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl.codegen import AUG_OPS, CALLERS, Unit
+from dsl.codegen import AUG_OPS, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from lark import Lark
 
 Fn = Callable[[Ctx], Any]
+Callee = tuple[str, tuple[str, ...]]  # a function's or procedure's name and parameters
 Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
 MAX_SOURCE = 100_000  # characters in one rule text
 MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
@@ -250,43 +251,45 @@ class Compiler:
         self.mentioned: set[str] = set()  # every name and attribute any compiled text looked up
         self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
         self._pieces: Pieces = ()  # where each part of a joined text is written (see `effect`)
-        self._params: tuple[str, ...] | None = None  # the text's parameters by position (see `expression`)
+        self._callee: Callee | None = None  # the function or procedure being compiled (see `expression`)
 
     # ---- public entry points ----
 
     def expression(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
-                   what: str = "expression", params: tuple[str, ...] | None = None) -> Fn | None:
-        """Compile a side-effect-free expression (a condition, a value). `params`: a function's
-        parameters in their declared order (its calls pass them by position: codegen `Unit.build`)."""
+                   what: str = "expression", callee: Callee | None = None) -> Fn | None:
+        """Compile a side-effect-free expression (a condition, a value). `callee`: the name and
+        parameters (in their declared order) of the function this is the value of: its calls
+        pass them by position (codegen `Unit.build`)."""
         if isinstance(src, bool) or src is None or isinstance(src, (int, float)):
             value = src
 
             def constant(c: Any) -> Any:  # a plain YAML number or truth value: nothing to compile
                 return value
             constant.fast = constant  # type: ignore[attr-defined]  # as compiled rules have (codegen)
-            if params is not None:
-                constant.pos = lambda c, *args: value  # type: ignore[attr-defined]
+            if callee is not None:
+                constant.pos = by_position(constant, callee[1], callee[0])  # type: ignore[attr-defined]
             return constant
-        return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what, params=params)
+        return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what, callee=callee)
 
     def effect(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
-               what: str = "effect", pieces: Pieces = (), params: tuple[str, ...] | None = None) -> Fn | None:
+               what: str = "effect", pieces: Pieces = (), callee: Callee | None = None) -> Fn | None:
         """Compile an effect (statements that change the state).
 
         `pieces` is for a text joined from parts written in several places (a procedure's named
         blocks): each part's first line in `src` (from 1) and where the part is written, so that
-        an error points into its own part. `params`: a procedure's parameters in their declared order."""
+        an error points into its own part. `callee`: the procedure's name and parameters (as for
+        `expression`)."""
         return self._compile(str(src), loc, "effect", set(local_names), pure=False, what=what, pieces=pieces,
-                             params=params)
+                             callee=callee)
 
     # ---- driver ----
 
     def _compile(self, src: str, loc: Loc, start: str, local_names: set[str], pure: bool,
-                 what: str, pieces: Pieces = (), params: tuple[str, ...] | None = None) -> Fn | None:
+                 what: str, pieces: Pieces = (), callee: Callee | None = None) -> Fn | None:
         self._pieces = pieces
-        if params is not None and len(set(params)) != len(params):  # R015: no call passes them by position
-            params = None
-        self._params = params
+        if callee is not None and len(set(callee[1])) != len(callee[1]):  # R015: no call passes them by position
+            callee = None
+        self._callee = callee
         memo = _COMPILED.get()
         if memo is None:
             self._used = set()
@@ -299,7 +302,7 @@ class Compiler:
         # looked up means the same: reuse it. (Places as plain tuples: hashing and comparing a
         # Loc runs Python code, and this runs for every text of every build.)
         key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
-               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else (), params)
+               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else (), callee)
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
             if tuple(map(self._meaning, names)) == meanings:
@@ -385,7 +388,7 @@ class Compiler:
                 self._unit.emit(0, f"return {self._expr(tree.children[0], scope)}", loc)
             else:
                 self._block(tree.children, scope, 0)
-            return self._unit.build(sorted(self._loads), what, self._params)
+            return self._unit.build(sorted(self._loads), what, self._callee)
         except _CompileError as e:
             self.diags.add(e.code, e.message, e.loc, hint=e.hint)
         except _Reported:
@@ -809,8 +812,8 @@ class Compiler:
             if len(set(decl.params)) != len(decl.params):  # R015 (a parameter named twice): by name
                 scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
                 return f"_ucall(c, {table!r}, {name!r}, {scope_})"
-            caller = CALLERS[len(args)] if len(args) < len(CALLERS) else "_calln"
-            return f"{caller}(c, c.model.{table}[{name!r}], {name!r}{''.join(', ' + a for a in args)})"
+            # by position: the callee counts the call and checks the depth itself (codegen Unit.build)
+            return f"c.model.{table}[{name!r}].pos({', '.join(['c', *args])})"
         prim = PRIMITIVES.get(name)
         if prim is None:
             raise _CompileError("D103", f"unknown function `{name}`", loc,

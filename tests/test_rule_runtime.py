@@ -53,10 +53,10 @@ def ruleset(functions: dict[str, tuple[tuple[str, ...], str]] | None = None,
     comp = Compiler(sym, diags)
     model = SimpleNamespace(frozen_ids=set(), static={}, collections={}, board=None, modifiers={})
     model.functions = {name: comp.expression(text, Loc("rules.yaml", 10 + i, 12), set(params),
-                                             f"function `{name}`", params=params)
+                                             f"function `{name}`", callee=(name, params))
                        for i, (name, (params, text)) in enumerate(functions.items())}
     model.procedures = {name: comp.effect(text, Loc("rules.yaml", 30 + i, 12), set(params),
-                                          f"procedure `{name}`", params=params)
+                                          f"procedure `{name}`", callee=(name, params))
                         for i, (name, (params, text)) in enumerate(procedures.items())}
     model.modifiers = {name: [(f"L{i}", comp.expression(when, Loc("mods.yaml", 1 + i, 5), {"n", "value"})
                                if when else None, comp.expression(value, Loc("mods.yaml", 1 + i, 20), {"n", "value"}))

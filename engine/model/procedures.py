@@ -61,6 +61,6 @@ def announced(body: Fn, name: str, params: tuple[str, ...], before: bool, after:
         return result
     run.__wrapped__ = body  # type: ignore[attr-defined]
     run.fast = run  # type: ignore[attr-defined]  # what calls of procedures by name run (codegen._ucall)
-    run.pos = by_position(run, params)  # type: ignore[attr-defined]  # and calls by position (codegen._call1...)
+    run.pos = by_position(run, params, name)  # type: ignore[attr-defined]  # and calls by position (codegen)
     run.loc = getattr(body, "loc", None)  # type: ignore[attr-defined]
     return run
