@@ -287,7 +287,7 @@ class Compiler:
     def _compile(self, src: str, loc: Loc, start: str, local_names: set[str], pure: bool,
                  what: str, pieces: Pieces = (), callee: Callee | None = None) -> Fn | None:
         self._pieces = pieces
-        if callee is not None and len(set(callee[1])) != len(callee[1]):  # R015: no call passes them by position
+        if callee is not None and not by_position_ok(callee[1]):  # calls of it pass a scope by name
             callee = None
         self._callee = callee
         memo = _COMPILED.get()
@@ -809,7 +809,7 @@ class Compiler:
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
             table = "procedures" if is_proc else "functions"
-            if len(set(decl.params)) != len(decl.params):  # R015 (a parameter named twice): by name
+            if not by_position_ok(decl.params):  # (R015, a parameter named twice; or a name not a name)
                 scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
                 return f"_ucall(c, {table!r}, {name!r}, {scope_})"
             # by position: the callee counts the call and checks the depth itself (codegen Unit.build)
@@ -871,6 +871,12 @@ class Compiler:
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
 
 
+def by_position_ok(params: tuple[str, ...]) -> bool:
+    """Whether calls pass these parameters by position: all different, and names (they become
+    the generated function's own; the schema already asks for names, this holds without it)."""
+    return len(set(params)) == len(params) and all(type(p) is str and _NAME.fullmatch(p) for p in params)
+
+
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}
 _KEYWORDS = {"if_stmt": "if", "elif_clause": "elif", "for_stmt": "for", "let_stmt": "let"}
 
@@ -900,6 +906,7 @@ class _Scope:
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _TEMP = re.compile(r"_t[0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SMALL = 1 << 62  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS
 # Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
 _SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
