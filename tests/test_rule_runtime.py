@@ -184,3 +184,12 @@ def test_len_of_any_value_and_count_any_all_with_a_condition():
     with pytest.raises(RuleError) as err:
         run_effect(comp, model, "total = len(5)")
     assert err.value.message == "len() needs a list, got `5`" and err.value.loc == Loc("flow.yaml", 5, 9)
+
+
+def test_a_parameter_that_is_not_a_name_is_passed_by_name_and_never_written_into_code():
+    # The schema refuses such names; the compiler must not rely on it: they would become the
+    # generated function's parameters. A call of such a function binds by name instead.
+    comp, model, diags = ruleset(functions={"odd": (("n): pass  #", "m"), "m + 1")})
+    assert "pass" not in model.functions["odd"].source
+    c, _ = run_effect(comp, model, "total = odd(5, 6)")
+    assert c.state["globals"]["total"] == 7 and c.meter.used == 1
