@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from dsl.primitives import PRIMITIVES, describe
-from dsl.runtime import Ctx, RuleError, store_value, writable
+from dsl.runtime import _PLAIN, Ctx, RuleError, store_value, writable
 from engine.base.diagnostics import Loc
 
 MAX_CALL_DEPTH = 200
@@ -37,17 +37,21 @@ def _too_big() -> RuleError:
 
 
 _INT_LIMIT = 1 << MAX_INT_BITS  # numbers of more bits than MAX_INT_BITS reach it
+_NEG_LIMIT = -_INT_LIMIT
 
 
 def _add(x: Any, y: Any) -> Any:
     # Doubling a list, a text or a number in a loop reaches any size in a few steps: bound it.
-    if type(x) is int and type(y) is int:  # the common case, without the checks below
+    t = type(x)
+    if t is int and type(y) is int:  # the common case, without the checks below
         r = x + y
-        if -_INT_LIMIT < r < _INT_LIMIT:
+        if _NEG_LIMIT < r < _INT_LIMIT:
             return r
         raise _too_big()
-    if type(x) in (str, list) and type(y) is type(x) and len(x) + len(y) > MAX_SEQUENCE:
-        raise _too_long()
+    if (t is str or t is list) and type(y) is t:
+        if len(x) + len(y) > MAX_SEQUENCE:
+            raise _too_long()
+        return x + y
     r = x + y
     if type(r) is int and r.bit_length() > MAX_INT_BITS:
         raise _too_big()
@@ -55,7 +59,12 @@ def _add(x: Any, y: Any) -> Any:
 
 
 def _sub(x: Any, y: Any) -> Any:
-    r = x - y
+    return _sub_result(x - y)
+
+
+def _sub_result(r: Any) -> Any:
+    """A difference the generated code computed inline (compiler `_arith`): out of bounds only
+    if it is a whole number too large."""
     if type(r) is int and r.bit_length() > MAX_INT_BITS:
         raise _too_big()
     return r
@@ -114,8 +123,11 @@ def _state_of(c: Ctx, o: Any, f: str) -> dict:
 
 
 def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> None:
-    writable(c, d, "setting an item")
-    if isinstance(d, dict):
+    if id(d) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, d, "setting an item")
+    if type(d) is dict and op is None and type(v) in _PLAIN:  # the common case: a map, a plain value
+        d[k] = v
+    elif isinstance(d, dict):
         d[k] = op(d.get(k, 0), v) if op else store_value(v)
     elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
         d[k] = op(d[k], v) if op else store_value(v)
@@ -123,30 +135,50 @@ def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> Non
         raise RuleError(f"cannot set item {describe(k)} of {describe(d)}")
 
 
+def _loop_list(seq: Any) -> list:
+    """What a `for` statement runs over when it is not given a list (compiler `_stmt`)."""
+    if isinstance(seq, dict):
+        return list(seq)
+    if not isinstance(seq, list):
+        raise RuleError(f"`for` needs a list, got {describe(seq)}")
+    return seq
+
+
 def _iter(c: Ctx, seq: Any) -> list:
     """The items of a `for` or a comprehension: a copy (the loop body may change the list),
     charged to the budget when the loop starts, one step per item."""
-    if isinstance(seq, dict):
-        seq = list(seq)
-    elif not isinstance(seq, list):
-        raise RuleError(f"`for` needs a list, got {describe(seq)}")
+    if type(seq) is not list:
+        if isinstance(seq, dict):
+            seq = list(seq)
+        elif not isinstance(seq, list):
+            raise RuleError(f"`for` needs a list, got {describe(seq)}")
     m = c.meter
-    m.used += len(seq)
-    if m.used > m.limit:
+    u = m.used + len(seq)
+    m.used = u
+    if u > m.limit:
         m.over()
     return seq[:]
 
 
+def _modify(c: Ctx, name: str, base: Any, args: dict) -> Any:
+    """`value(name, base, args...)`: the hooks' modifier pipeline, not even called for a
+    modifier no layer of the ruleset changes (its value is then `base`)."""
+    if c.model.modifiers.get(name):  # (the model lists every declared modifier, with its layers)
+        return c.hooks.modify(c, name, base, args)
+    return base
+
+
 def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
     """Call a ruleset function or procedure; `scope` (its parameters) becomes its locals. Its
-    failures are located by the caller's `rule_error`, at the callee's line."""
+    failures are located by the caller's `rule_error`, at the callee's line. (Calls of a
+    function or procedure whose parameters are all different go by position: its `pos`.)"""
     target = getattr(c.model, table)[name].fast
     m = c.meter
     m.used += 1
     if m.used > m.limit:
         m.over()
     if c.depth >= MAX_CALL_DEPTH:
-        raise RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
+        raise _deep(name)
     saved = c.vars
     c.vars = scope
     c.depth += 1
@@ -155,6 +187,55 @@ def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
     finally:
         c.depth -= 1
         c.vars = saved
+
+
+# A call of a ruleset function or procedure by position runs the callee's `pos` (written where
+# the call is: `c.model.functions['f'].pos(c, a, b)`). The callee counts the call as a step of
+# the budget and checks its depth first thing (Unit.build), as `_ucall` does for a call by name;
+# those two failures are located at the call, in the caller (`locate` skips the callee).
+
+def _deep(name: str) -> RuleError:
+    return RuleError(f"`{name}` called itself more than {MAX_CALL_DEPTH} levels deep")
+
+
+def _deep_at_caller(name: str) -> RuleError:
+    e = _deep(name)
+    e.at_caller = True  # type: ignore[attr-defined]
+    return e
+
+
+def _over_at_caller(m: Any) -> None:
+    """The budget of a call used up (the callee's first line): an error at the call."""
+    try:
+        m.over()
+    except RuleError as e:
+        e.at_caller = True  # type: ignore[attr-defined]
+        raise
+
+
+def by_position(fn: Callable[[Ctx], Any], params: tuple[str, ...], name: str) -> Callable[..., Any]:
+    """The `pos` of a callee that reads its arguments from `c.vars` (a procedure wrapped to
+    announce itself, a function whose value is a plain number): the call counted and checked as
+    the compiled callees do (this wrapper is no rule code: its failures are located at the
+    call), then `fn` run with the arguments as its variables."""
+    def pos(c: Ctx, *args: Any) -> Any:
+        m = c.meter
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        d = c.depth
+        if d >= MAX_CALL_DEPTH:
+            raise _deep(name)
+        c.depth = d + 1
+        saved = c.vars
+        c.vars = dict(zip(params, args, strict=True))
+        try:
+            return fn(c)
+        finally:
+            c.depth = d
+            c.vars = saved
+    return pos
 
 
 def _text(v: Any) -> str:
@@ -173,8 +254,12 @@ BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
     "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
+    "_deep_at_caller": _deep_at_caller, "_over_at_caller": _over_at_caller,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
+    "_int": int, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
+    "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
+    "_loop_list": _loop_list, "_id": id,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 
@@ -214,37 +299,69 @@ class Unit:
             self.consts[name] = value
         return self._const_ids[key]
 
-    def build(self, loads: list[str], what: str) -> Callable[[Ctx], Any]:
+    def build(self, loads: list[str], what: str, callee: tuple[str, tuple[str, ...]] | None = None) \
+            -> Callable[[Ctx], Any]:
         """Compile the unit into a function of the context. `loads` are the locals the text
-        reads from its caller (flow variables, parameters)."""
+        reads from its caller (flow variables, parameters). With `callee` (the name and the
+        parameters, all different, in their declared order, of a function or procedure) there
+        is also `pos`, what calls of it run: the same text as a function taking its parameters
+        by position, which counts the call and checks the depth itself (see `_ucall`)."""
         filename = f"<rule {next(_UNIT_IDS)}>"
-        head = ["def __rule(c):", "    V = c.vars", "    G = c.g", "    E = c.ent"]
+        used = "\n".join(self.lines)
+        prologue = [line for name, line in (("G[", "G = c.g"), ("E.", "E = c.ent"), ("E[", "E = c.ent"))
+                    if name in used]
+        prologue = list(dict.fromkeys(prologue))  # E once
         if self.static:
-            head.append("    S = c.model.static")
-        head += [f"    v_{name} = V.get({name!r})" for name in loads]
+            prologue.append("S = c.model.static")
+        head = ["def __rule(c):", *(["    V = c.vars"] if loads else []), *("    " + ln for ln in prologue),
+                *(f"    v_{name} = V.get({name!r})" for name in loads)]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
+        sources = [(source, len(head) + 1, "fast")]
+        if callee is not None:
+            name, params = callee
+            pos_head = [f"def __rule({', '.join(['c', *(f'v_{p}' for p in params)])}):",
+                        "    _m = c.meter; _u = _m.used + 1; _m.used = _u",
+                        "    if _u > _m.limit: _over_at_caller(_m)",
+                        "    _d = c.depth",
+                        f"    if _d >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
+                        "    c.depth = _d + 1",
+                        "    try:", *("        " + ln for ln in prologue)]
+            pos_source = "\n".join(pos_head + ["        " + ln for ln in self.lines] +
+                                   ["        return None", "    finally:", "        c.depth = _d"])
+            sources.append((pos_source, len(pos_head) + 1, "pos"))
         # The depth is at most the number of opening brackets: count them first (in C), and
         # scan only a source that has more than the limit.
         opening = source.count("(") + source.count("[") + source.count("{")
         if opening > MAX_NESTING and _nesting(source) > MAX_NESTING:
             raise SyntaxError("nested too deeply")  # reported as D002 by the compiler
-        namespace = dict(BASE_NAMESPACE)
-        namespace.update(self.consts)
         locs = self.locs
         fallback = locs[0] if locs else Loc()
-        namespace["__unit__"] = (len(head) + 1, locs, fallback)  # how `locate` finds a line's rule location
         if len(source) > EAGER_SOURCE or max((len(ln) - len(ln.lstrip(" ")) for ln in self.lines), default=0) \
                 > 4 * EAGER_DEPTH:
             # Unusual text: compile it now, so a limit of Python's (nested blocks, indentation,
             # expression depth) is a validation error (D002) instead of a crash in play.
-            compile(source, filename, "exec")
+            for text, _first, _entry in sources:
+                compile(text, filename, "exec")
+
+        def compiled(entry: str) -> None:
+            # Python compiles the source on first use: validation checks every text but runs few.
+            for text, first, name in sources:
+                if name == entry:
+                    namespace = dict(BASE_NAMESPACE)
+                    namespace.update(self.consts)
+                    namespace["__unit__"] = (first, locs, fallback)  # how `locate` finds a line's rule location
+                    exec(compile(text, filename, "exec"), namespace)  # our own source: see module docstring
+                    setattr(run, entry, namespace["__rule"])
 
         def first_call(c: Ctx) -> Any:
-            # Python compiles the source on first use: validation checks every text but runs few.
             if run.fast is first_call:
-                exec(compile(source, filename, "exec"), namespace)  # our own source: see module docstring
-                run.fast = namespace["__rule"]
+                compiled("fast")
             return run.fast(c)
+
+        def first_pos(c: Ctx, *args: Any) -> Any:
+            if run.pos is first_pos:
+                compiled("pos")
+            return run.pos(c, *args)
 
         def run(c: Ctx) -> Any:
             try:
@@ -255,27 +372,37 @@ class Unit:
                     raise
                 raise err from None
         run.fast = first_call  # type: ignore[attr-defined]  # the bare function: errors left to the caller
+        if callee is not None:
+            run.pos = first_pos  # type: ignore[attr-defined]
         run.__qualname__ = f"rule[{what}]"
         run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
         run.source = source  # type: ignore[attr-defined]
         return run
 
 
-def locate(tb: TracebackType | None) -> Loc | None:
+def locate(tb: TracebackType | None, at_caller: bool = False) -> Loc | None:
     """The rule location of a failure: the line of the innermost rule call (`__rule`) in the
     traceback, or the last line of that rule's own code after it (its `x => ...` functions);
-    None when no rule code is in the traceback."""
-    unit = None
-    line = 0
+    None when no rule code is in the traceback. `at_caller`: the innermost rule call is left
+    out (a function or procedure refusing its own call: the failure is at the call)."""
+    frames = []
     while tb is not None:
         frame = tb.tb_frame
         info = frame.f_globals.get("__unit__")
         if info is not None:
-            if frame.f_code.co_name == "__rule":
-                unit = info
-            if info is unit:
-                line = tb.tb_lineno
+            frames.append((info, frame.f_code.co_name == "__rule", tb.tb_lineno))
         tb = tb.tb_next
+    if at_caller:  # a call's budget or depth, checked first thing in the callee: leave it out
+        starts = [i for i, (_info, is_rule, _line) in enumerate(frames) if is_rule]
+        if starts:
+            del frames[starts[-1]:]
+    unit = None
+    line = 0
+    for info, is_rule, lineno in frames:
+        if is_rule:
+            unit = info
+        if info is unit:
+            line = lineno
     if unit is None:
         return None
     first, locs, fallback = unit
@@ -286,7 +413,7 @@ def locate(tb: TracebackType | None) -> Loc | None:
 def rule_error(e: Exception) -> Exception:
     """What a failure inside rule code is reported as: a RuleError at the rule's location. An
     exception that is not from rule code (no rule in its traceback) is returned unchanged."""
-    loc = locate(e.__traceback__)
+    loc = locate(e.__traceback__, getattr(e, "at_caller", False))
     if isinstance(e, RuleError):
         if not e.loc.line and loc is not None:
             e.loc = loc

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl.codegen import AUG_OPS, Unit
+from dsl.codegen import AUG_OPS, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from lark import Lark
 
 Fn = Callable[[Ctx], Any]
+Callee = tuple[str, tuple[str, ...]]  # a function's or procedure's name and parameters
 Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
 MAX_SOURCE = 100_000  # characters in one rule text
 MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
@@ -251,35 +252,45 @@ class Compiler:
         self.recorder: set[str] | None = None  # when a set: also gets every name mentioned (flow memo)
         self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
         self._pieces: Pieces = ()  # where each part of a joined text is written (see `effect`)
+        self._callee: Callee | None = None  # the function or procedure being compiled (see `expression`)
 
     # ---- public entry points ----
 
     def expression(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
-                   what: str = "expression") -> Fn | None:
-        """Compile a side-effect-free expression (a condition, a value)."""
+                   what: str = "expression", callee: Callee | None = None) -> Fn | None:
+        """Compile a side-effect-free expression (a condition, a value). `callee`: the name and
+        parameters (in their declared order) of the function this is the value of: its calls
+        pass them by position (codegen `Unit.build`)."""
         if isinstance(src, bool) or src is None or isinstance(src, (int, float)):
             value = src
 
             def constant(c: Any) -> Any:  # a plain YAML number or truth value: nothing to compile
                 return value
             constant.fast = constant  # type: ignore[attr-defined]  # as compiled rules have (codegen)
+            if callee is not None:
+                constant.pos = by_position(constant, callee[1], callee[0])  # type: ignore[attr-defined]
             return constant
-        return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what)
+        return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what, callee=callee)
 
     def effect(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
-               what: str = "effect", pieces: Pieces = ()) -> Fn | None:
+               what: str = "effect", pieces: Pieces = (), callee: Callee | None = None) -> Fn | None:
         """Compile an effect (statements that change the state).
 
         `pieces` is for a text joined from parts written in several places (a procedure's named
         blocks): each part's first line in `src` (from 1) and where the part is written, so that
-        an error points into its own part."""
-        return self._compile(str(src), loc, "effect", set(local_names), pure=False, what=what, pieces=pieces)
+        an error points into its own part. `callee`: the procedure's name and parameters (as for
+        `expression`)."""
+        return self._compile(str(src), loc, "effect", set(local_names), pure=False, what=what, pieces=pieces,
+                             callee=callee)
 
     # ---- driver ----
 
     def _compile(self, src: str, loc: Loc, start: str, local_names: set[str], pure: bool,
-                 what: str, pieces: Pieces = ()) -> Fn | None:
+                 what: str, pieces: Pieces = (), callee: Callee | None = None) -> Fn | None:
         self._pieces = pieces
+        if callee is not None and not by_position_ok(callee[1]):  # calls of it pass a scope by name
+            callee = None
+        self._callee = callee
         memo = _COMPILED.get()
         if memo is None:
             self._used = set()
@@ -292,7 +303,7 @@ class Compiler:
         # looked up means the same: reuse it. (Places as plain tuples: hashing and comparing a
         # Loc runs Python code, and this runs for every text of every build.)
         key = (src, loc.file, loc.line, loc.col, start, frozenset(local_names), pure, what,
-               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else ())
+               tuple((first, w.file, w.line, w.col) for first, w in pieces) if pieces else (), callee)
         known = memo.setdefault(key, [])
         for names, meanings, fn in known:
             if self.meanings(names) == meanings:
@@ -393,7 +404,7 @@ class Compiler:
                 self._unit.emit(0, f"return {self._expr(tree.children[0], scope)}", loc)
             else:
                 self._block(tree.children, scope, 0)
-            return self._unit.build(sorted(self._loads), what)
+            return self._unit.build(sorted(self._loads), what, self._callee)
         except _CompileError as e:
             self.diags.add(e.code, e.message, e.loc, hint=e.hint)
         except _Reported:
@@ -479,7 +490,8 @@ class Compiler:
                                     "change the game)", loc)
             value = self._expr(node.children[-1], scope)
             op = str(node.children[1])[0] if kind == "aug_assign" else None
-            u.emit(depth, self._assign(node.children[0], value, op, scope), loc)
+            for line in self._assign(node.children[0], value, op, scope).split("\n"):
+                u.emit(depth, line, loc)
         elif kind == "let_stmt":
             name = str(node.children[0])
             value = self._expr(node.children[1], scope)
@@ -505,7 +517,14 @@ class Compiler:
             name = str(node.children[0])
             items = self._expr(node.children[1], scope)
             scope.names.add(name)
-            u.emit(depth, f"for v_{name} in _iter(c, {items}):", loc)
+            # codegen `_iter` written out (a loop is charged its length when it starts, and runs
+            # over a copy): lines of one statement, so one location
+            t, m = u.temp(), u.temp()
+            u.emit(depth, f"{t} = {items}", loc)
+            u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
+            u.emit(depth, f"{m} = c.meter; {m}.used += _len({t})", loc)
+            u.emit(depth, f"if {m}.used > {m}.limit: {m}.over()", loc)
+            u.emit(depth, f"for v_{name} in {t}[:]:", loc)
             self._loops += 1
             try:
                 self._block(node.children[2].children, scope, depth + 1)
@@ -523,9 +542,10 @@ class Compiler:
                 self._used.add(name)
             if name in scope.names:
                 self._load(name)
-                return f"v_{name} = {fn}(v_{name}, {value})" if op else f"v_{name} = {value}"
+                return f"v_{name} = {self._arith(op, f'v_{name}', value)}" if op else f"v_{name} = {value}"
             if name in self.sym.globals:
-                return f"G[{name!r}] = {fn}(G[{name!r}], {value})" if op else f"G[{name!r}] = _copy({value})"
+                return f"G[{name!r}] = {self._arith(op, f'G[{name!r}]', value)}" if op else \
+                    f"G[{name!r}] = {self._stored(value)}"
             hint = did_you_mean(name, [*scope.names, *self.sym.globals]) or \
                 "declare it under `globals:` or create a local with `let`"
             raise _CompileError("D105", f"cannot assign to `{name}`: it is not a local or a "
@@ -548,11 +568,19 @@ class Compiler:
             f = repr(fname)
             found = (f"{d} = ({d} if _type({o}) is _str and ({d} := E.get({o})) is not None and {f} in {d} "
                      f"else _state_of(c, {o}, {f}))")
-            store = f"{fn}({d}[{f}], {x})" if op else f"_copy({x})"
+            store = self._arith(op, f"{d}[{f}]", x) if op else self._stored(x)
             return f"{o} = {obj}; {x} = {value}; {found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
-        return f"_set_item(c, {cont}, {key}, {value}{', ' + fn if op else ''})"
+        if op:
+            return f"_set_item(c, {cont}, {key}, {value}, {fn})"
+        # `_set_item` for every case but the common one (a plain value into a map that is not a
+        # constant), which is written out: lines of one statement, so one location.
+        u = self._unit
+        d, k, x = u.temp(), u.temp(), u.temp()
+        return (f"{d} = {cont}; {k} = {key}; {x} = {value}\n"
+                f"if _type({d}) is _dict and _type({x}) in _PL and _id({d}) not in c.model.frozen_ids: {d}[{k}] = {x}\n"
+                f"else: _set_item(c, {d}, {k}, {x})")
 
     # ---- expressions: each returns a Python expression ----
 
@@ -589,7 +617,7 @@ class Compiler:
         if name in self.sym.constants:
             return self._unit.const(self.sym.constants[name])
         if name in self.sym.collections:
-            return f"_coll(c, {name!r})"
+            return f"_list(c.model.collections[{name!r}])"  # (codegen `_coll`, written out)
         if name in BUILTIN_NAMES:
             return BUILTIN_NAMES[name]
         what = "function" if name in PRIMITIVES or name in self.sym.functions else ""
@@ -713,8 +741,35 @@ class Compiler:
         if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
             # (a literal number added or taken away grows a value by one step of the budget at most)
-            return f"{AUG_OPS[op]}({a}, {b})"
+            return self._arith(op, a, b)
         return f"({a} {op} {b})"
+
+    def _stored(self, value: str) -> str:
+        """`value` as it goes into the state (runtime `store_value`): a copy, checked, except a
+        plain scalar (text, whole number, truth value, none), kept as it is without a call."""
+        if _PLAIN_LITERAL.fullmatch(value):
+            return value
+        if _TEMP.fullmatch(value):  # a value already held in a temporary
+            return f"({value} if _type({value}) in _PL else _copy({value}))"
+        x = self._unit.temp()  # (assignments are statements: `:=` is allowed here)
+        return f"({x} if _type({x} := {value}) in _PL else _copy({x}))"
+
+    def _arith(self, op: str, a: str, b: str) -> str:
+        """`a op b` bounded (codegen `_add`, `_sub`, `_mul`), with the common case inline: two
+        whole numbers added, or a difference, without a call while it is below 2**62 either
+        way (beyond, the helper decides). Not where a side is plainly a text or a list: there
+        the checks written out would only delay the call."""
+        if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
+            return f"{AUG_OPS[op]}({a}, {b})"
+        u = self._unit
+        if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
+            x, y, r = u.temp(), u.temp(), u.temp()
+            return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
+                    f"< {_SMALL} else _add({x}, {y}))")
+        if op == "-":
+            r = u.temp()
+            return f"({r} if {-_SMALL} < ({r} := {a} - {b}) < {_SMALL} else _sub_result({r}))"
+        return f"{AUG_OPS[op]}({a}, {b})"
 
     def _x_getitem(self, node: Tree, scope: _Scope) -> str:
         return f"{self._expr(node.children[0], scope)}[{self._expr(node.children[1], scope)}]"
@@ -770,8 +825,11 @@ class Compiler:
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
             table = "procedures" if is_proc else "functions"
-            scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
-            return f"_ucall(c, {table!r}, {name!r}, {scope_})"
+            if not by_position_ok(decl.params):  # (R015, a parameter named twice; or a name not a name)
+                scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
+                return f"_ucall(c, {table!r}, {name!r}, {scope_})"
+            # by position: the callee counts the call and checks the depth itself (codegen Unit.build)
+            return f"c.model.{table}[{name!r}].pos({', '.join(['c', *args])})"
         prim = PRIMITIVES.get(name)
         if prim is None:
             raise _CompileError("D103", f"unknown function `{name}`", loc,
@@ -787,6 +845,10 @@ class Compiler:
             if k not in prim.kwargs:
                 raise _CompileError("D103", f"`{name}` has no option `{k}=`", loc,
                                     f"it is `{prim.signature}`")
+        if name == "len" and len(args) == 1 and not self._no_walrus:
+            # `len` of a list, map or text, without a call; any other value goes to the primitive
+            t = self._unit.temp()
+            return f"(_len({t}) if _type({t} := {args[0]}) in _LENT else P_len(c, {t}))"
         call = f"P_{name}(c{''.join(', ' + a for a in args)}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
         if name == "say":  # the account is text nobody reads in a silent sweep: skip building it
             return f"(None if c.hooks.silent else {call})"
@@ -820,9 +882,15 @@ class Compiler:
             base, *args = args
         mapping = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
         if name == "value":
-            return f"c.hooks.modify(c, {target!r}, {base}, {mapping})"
+            return f"_modify(c, {target!r}, {base}, {mapping})"
         hook = "emit" if name == "emit" else "schedule"
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
+
+
+def by_position_ok(params: tuple[str, ...]) -> bool:
+    """Whether calls pass these parameters by position: all different, and names (they become
+    the generated function's own; the schema already asks for names, this holds without it)."""
+    return len(set(params)) == len(params) and all(type(p) is str and _NAME.fullmatch(p) for p in params)
 
 
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}
@@ -853,6 +921,14 @@ class _Scope:
 
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+_TEMP = re.compile(r"_t[0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SMALL = 1 << 62  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS
+# Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
+_SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
+                       r"P_(?:str|join|keys|values|sorted|range|filter|reversed|unique|neighbors)\(")
+# Generated source of a scalar written out (a whole number, none, a truth value, a text)
+_PLAIN_LITERAL = re.compile(r"-?[0-9]+|None|True|False|'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
 
 
 _TOKEN_WORDS = {

@@ -74,8 +74,12 @@ def _seq(x: Any, what: str, c: Ctx | None = None) -> list:
         x = list(x)
     else:
         raise RuleError(f"{what} needs a list, got {describe(x)}")
-    if c is not None:
-        c.charge(len(x))
+    if c is not None:  # Ctx.charge, written out: this runs for most built-ins
+        m = c.meter
+        u = m.used + len(x)
+        m.used = u
+        if u > m.limit:
+            m.over()
     return x
 
 
@@ -96,26 +100,29 @@ def describe(x: Any) -> str:
     return f"`{text}`"
 
 
-def _key(c: Ctx, key: Any) -> Callable[[Any], Any]:
+def _key(c: Ctx, key: Any) -> Callable[[Any], Any] | None:
+    """What Python's min, max and sorted compare by: the items themselves (None) or `key`'s value."""
     if key is None:
-        return lambda v: v
+        return None
     if not callable(key):
         raise RuleError("key= needs a function such as `p => p.score`")
+    m = c.meter
 
     def keyed(v: Any) -> Any:
-        c.tick()  # each call of an `x => ...` function is a step of work
+        u = m.used + 1  # each call of an `x => ...` function is a step of work (Ctx.tick, written out)
+        m.used = u
+        if u > m.limit:
+            m.over()
         return key(c, v)
     return keyed
 
 
-def _where(c: Ctx, where: Any, what: str) -> Callable[[Any], Any]:
+def _where(c: Ctx, where: Any, what: str) -> Callable[[Ctx, Any], Any]:
+    """The `where=` function, checked. Each call of it is a step of work: the loops below count
+    it before the call (Ctx.tick, written out: a wrapper would double the calls per item)."""
     if not callable(where):
         raise RuleError(f"{what} where= needs a function such as `p => p.score > 0`")
-
-    def test(v: Any) -> Any:
-        c.tick()
-        return where(c, v)
-    return test
+    return where
 
 
 # ---- collections (pure) ----
@@ -135,7 +142,16 @@ def count(c: Ctx, xs: Any, where: Any = None) -> int:
     if where is None:
         return len(xs)
     test = _where(c, where, "count()")
-    return sum(1 for x in xs if test(x))
+    m = c.meter
+    n = 0
+    for x in xs:
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if test(c, x):
+            n += 1
+    return n
 
 
 @primitive()
@@ -149,7 +165,10 @@ def sum_(c: Ctx, xs: Any) -> Any:
 
 def _extreme(c: Ctx, fn: Callable, args: tuple, key: Any, default: Any, name: str) -> Any:
     xs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, dict)) else list(args)
-    c.charge(len(xs))
+    m = c.meter  # Ctx.charge, written out
+    m.used += len(xs)
+    if m.used > m.limit:
+        m.over()
     if not xs:
         if default is _MISSING:
             raise RuleError(f"{name}() of an empty list; give default=...")
@@ -213,7 +232,15 @@ def any_(c: Ctx, xs: Any, where: Any = None) -> bool:
     if where is None:
         return any(xs)
     test = _where(c, where, "any()")
-    return any(test(x) for x in xs)
+    m = c.meter
+    for x in xs:
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if test(c, x):
+            return True
+    return False
 
 
 @primitive()
@@ -223,14 +250,31 @@ def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
     if where is None:
         return all(xs)
     test = _where(c, where, "all()")
-    return all(test(x) for x in xs)
+    m = c.meter
+    for x in xs:
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if not test(c, x):
+            return False
+    return True
 
 
 @primitive()
 def filter_(c: Ctx, xs: Any, where: Any) -> list:
     """The items satisfying `where` (a function such as `p => p.owner == player`)."""
     test = _where(c, where, "filter()")
-    return [x for x in _seq(xs, "filter()") if test(x)]
+    m = c.meter
+    out = []
+    for x in _seq(xs, "filter()"):
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        if test(c, x):
+            out.append(x)
+    return out
 
 
 @primitive()
@@ -435,7 +479,8 @@ def board_set(c: Ctx, name: Any) -> list:
 @primitive("effect")
 def push(c: Ctx, xs: Any, *items: Any) -> None:
     """Append items to the end of a list held in the state."""
-    writable(c, xs, "push()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "push()")
     if not isinstance(xs, list):
         raise RuleError(f"push() needs a list, got {describe(xs)}")
     if len(xs) + len(items) > MAX_TEXT:
@@ -446,7 +491,8 @@ def push(c: Ctx, xs: Any, *items: Any) -> None:
 @primitive("effect")
 def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
     """Insert `item` at position `i` of a list held in the state."""
-    writable(c, xs, "insert()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "insert()")
     if not isinstance(xs, list):
         raise RuleError(f"insert() needs a list, got {describe(xs)}")
     if len(xs) >= MAX_TEXT:
@@ -457,7 +503,8 @@ def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
 @primitive("effect")
 def remove(c: Ctx, xs: Any, item: Any) -> None:
     """Remove the first occurrence of `item` from a list (or the key from a map); an error if absent."""
-    writable(c, xs, "remove()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "remove()")
     if isinstance(xs, list):
         try:
             xs.remove(item)
@@ -475,7 +522,8 @@ def remove(c: Ctx, xs: Any, item: Any) -> None:
 @primitive("effect")
 def discard(c: Ctx, xs: Any, item: Any) -> bool:
     """Remove `item` from a list or map if it is there; true if something was removed."""
-    writable(c, xs, "discard()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "discard()")
     if isinstance(xs, list) and item in xs:
         xs.remove(item)
         return True
@@ -488,7 +536,8 @@ def discard(c: Ctx, xs: Any, item: Any) -> bool:
 @primitive("effect")
 def pop(c: Ctx, xs: Any, i: int = -1) -> Any:
     """Remove and return the item at position `i` (default: the last) of a list."""
-    writable(c, xs, "pop()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "pop()")
     if not isinstance(xs, list) or not xs:
         raise RuleError(f"pop() needs a non-empty list, got {describe(xs)}")
     return xs.pop(i)
@@ -497,7 +546,8 @@ def pop(c: Ctx, xs: Any, i: int = -1) -> Any:
 @primitive("effect")
 def take(c: Ctx, xs: Any, n: int = 1) -> list:
     """Remove and return the first `n` items of a list (fewer if it is shorter)."""
-    writable(c, xs, "take()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "take()")
     if not isinstance(xs, list):
         raise RuleError(f"take() needs a list, got {describe(xs)}")
     got = xs[:n]
@@ -508,7 +558,8 @@ def take(c: Ctx, xs: Any, n: int = 1) -> list:
 @primitive("effect")
 def clear(c: Ctx, xs: Any) -> None:
     """Empty a list or map held in the state."""
-    writable(c, xs, "clear()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "clear()")
     if not isinstance(xs, (list, dict)):
         raise RuleError(f"clear() needs a list or map, got {describe(xs)}")
     xs.clear()
@@ -517,7 +568,8 @@ def clear(c: Ctx, xs: Any) -> None:
 @primitive("effect")
 def add_count(c: Ctx, d: Any, key: Any, n: int = 1) -> None:
     """Add `n` to `d[key]` of a map of counts (missing keys count 0; a key reaching 0 is removed)."""
-    writable(c, d, "add_count()")
+    if id(d) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, d, "add_count()")
     if not isinstance(d, dict):
         raise RuleError(f"add_count() needs a map, got {describe(d)}")
     v = d.get(key, 0) + n
@@ -542,7 +594,8 @@ def roll(c: Ctx, sides: int) -> int:
 @primitive("chance")
 def shuffle(c: Ctx, xs: Any) -> None:
     """Shuffle a list held in the state, in place."""
-    writable(c, xs, "shuffle()")
+    if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
+        writable(c, xs, "shuffle()")
     if not isinstance(xs, list):
         raise RuleError(f"shuffle() needs a list, got {describe(xs)}")
 

@@ -130,12 +130,14 @@ def store_value(v: Any, what: str = "the game state") -> Any:
     MAX_STATE_ITEMS values in all, counting every shared list once per place it appears (a list
     holding the same big list twice becomes two copies in the state)."""
     t = type(v)
-    if t in _SCALARS:
-        if t is float and v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
-            raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
+    if t in _PLAIN:  # the common cases first, without the walk below: a plain scalar,
         return v
     if t is list and len(v) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
-        return v[:]  # the common case (a list of ids or numbers), without the walk below
+        return v[:]  # a list of ids or numbers
+    if t is float:
+        if v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
+            raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
+        return v
     budget = [MAX_STATE_ITEMS]
 
     def copy(x: Any) -> Any:
@@ -149,9 +151,13 @@ def store_value(v: Any, what: str = "the game state") -> Any:
             if budget[0] < 0:
                 raise RuleError(f"this value is too large to keep in {what} (more than {MAX_STATE_ITEMS:,} "
                                 "items in all)", code="E003")
-            if isinstance(x, list):
-                return [copy(i) for i in x]
-            return {k: copy(i) for k, i in x.items()}
+            if isinstance(x, list):  # plain scalars as they are, without a call each
+                if _PLAIN.issuperset(map(type, x)):
+                    return list(x)
+                return [i if type(i) in _PLAIN else copy(i) for i in x]
+            if _PLAIN.issuperset(map(type, x.values())):
+                return dict(x)
+            return {k: (i if type(i) in _PLAIN else copy(i)) for k, i in x.items()}
         if callable(x):
             raise RuleError(f"a function cannot be kept in {what}: only data (numbers, text, true/false, "
                             "none, lists and maps) can be stored", code="E004")

@@ -180,12 +180,14 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                       loc_of(data["functions"] if name in sym.functions else data["procedures"], name, key=True))
     comp = Compiler(sym, diags)
     # ---- compile rule texts ----
-    functions = {n: comp.expression(s["value"], loc_of(s, "value"), set(s.get("params") or ()), f"function `{n}`")
+    functions = {n: comp.expression(s["value"], loc_of(s, "value"), set(s.get("params") or ()), f"function `{n}`",
+                                    callee=(n, sym.functions[n].params))
                  for n, s in data["functions"].items()}
     procedures = {}
     for n, s in data["procedures"].items():  # `do:` may be named blocks (engine/model/procedures.py)
         text, where, pieces = procedure_body(n, s, diags)
-        procedures[n] = comp.effect(text, where, set(s.get("params") or ()), f"procedure `{n}`", pieces)
+        procedures[n] = comp.effect(text, where, set(s.get("params") or ()), f"procedure `{n}`", pieces,
+                                    callee=(n, sym.procedures[n].params))
         if n in proc_hooks and procedures[n] is not None:
             procedures[n] = announced(procedures[n], n, sym.procedures[n].params, *proc_hooks[n])
     triggers: dict[str, list] = {}

@@ -12,10 +12,12 @@ def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
     value = base
     saved = c.vars
     try:
+        # Layers run bare (`fast`): a failure is located by the wrapper of the rule that asked
+        # for the value (or the flow's), at the layer's line, as codegen's `rule_error` finds it.
         for _lid, when, fn in c.model.modifiers.get(name, ()):
             c.vars = {**args, "value": value}
-            if when is None or when(c):
-                value = fn(c)
+            if when is None or when.fast(c):
+                value = fn.fast(c)
     finally:
         c.vars = saved
     return value

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dsl.codegen import by_position
 from dsl.compiler import Fn, Pieces
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.loading.yamlio import loc_of
@@ -59,6 +60,7 @@ def announced(body: Fn, name: str, params: tuple[str, ...], before: bool, after:
             c.hooks.emit(c, f"after_{name}", args)
         return result
     run.__wrapped__ = body  # type: ignore[attr-defined]
-    run.fast = run  # type: ignore[attr-defined]  # what calls of procedures run (codegen._ucall)
+    run.fast = run  # type: ignore[attr-defined]  # what calls of procedures by name run (codegen._ucall)
+    run.pos = by_position(run, params, name)  # type: ignore[attr-defined]  # and calls by position (codegen)
     run.loc = getattr(body, "loc", None)  # type: ignore[attr-defined]
     return run

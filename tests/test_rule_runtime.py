@@ -1,0 +1,195 @@
+"""The rule runtime (dsl/codegen.py, dsl/compiler.py): how compiled rule text runs.
+
+Functions and procedures are called by position, a few common operations are written out in
+the generated code instead of calling a helper, and a modifier without layers is not called:
+these tests pin down that the rules mean what they meant before (arguments bound and evaluated
+in the written order, one budget step per call, the depth limit, bounds, copies into the state,
+errors at the same `file:line:col`).
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from dsl.codegen import MAX_CALL_DEPTH
+from dsl.compiler import Callable_, Compiler, Symbols
+from dsl.runtime import Ctx, Meter, RuleError
+from engine.base.diagnostics import Diagnostics, Loc
+from engine.model.modifiers import apply_modifiers
+from engine.model.procedures import announced
+
+
+class Hooks:
+    silent = True
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict]] = []
+
+    def modify(self, c: Ctx, name: str, base: Any, args: dict) -> Any:
+        return apply_modifiers(c, name, base, args)
+
+    def emit(self, c: Ctx, event: str, args: dict) -> None:
+        self.events.append((event, dict(args)))
+
+
+def ruleset(functions: dict[str, tuple[tuple[str, ...], str]] | None = None,
+            procedures: dict[str, tuple[tuple[str, ...], str]] | None = None,
+            modifiers: dict[str, list[tuple[str, str | None]]] | None = None,
+            fields: set[str] | None = None) -> tuple[Compiler, SimpleNamespace, Diagnostics]:
+    """A compiler and a model holding the given functions and procedures (name -> (params,
+    text)), modifiers (name -> [(value text, when text)], each seeing `value` and `n`), a global
+    `trace` and the state fields `fields` of any entity."""
+    functions, procedures, modifiers = functions or {}, procedures or {}, modifiers or {}
+    sym = Symbols(globals={"trace", "total"}, fields=fields or set(), constants={"P1": "P1"})
+    for i, (name, (params, _text)) in enumerate(functions.items()):
+        sym.functions[name] = Callable_(params, Loc("rules.yaml", 10 + i, 3))
+    for i, (name, (params, _text)) in enumerate(procedures.items()):
+        sym.procedures[name] = Callable_(params, Loc("rules.yaml", 30 + i, 3))
+    for name in modifiers:
+        sym.modifiers[name] = Callable_(("n",))
+    diags = Diagnostics()
+    comp = Compiler(sym, diags)
+    model = SimpleNamespace(frozen_ids=set(), static={}, collections={}, board=None, modifiers={})
+    model.functions = {name: comp.expression(text, Loc("rules.yaml", 10 + i, 12), set(params),
+                                             f"function `{name}`", callee=(name, params))
+                       for i, (name, (params, text)) in enumerate(functions.items())}
+    model.procedures = {name: comp.effect(text, Loc("rules.yaml", 30 + i, 12), set(params),
+                                          f"procedure `{name}`", callee=(name, params))
+                        for i, (name, (params, text)) in enumerate(procedures.items())}
+    model.modifiers = {name: [(f"L{i}", comp.expression(when, Loc("mods.yaml", 1 + i, 5), {"n", "value"})
+                               if when else None, comp.expression(value, Loc("mods.yaml", 1 + i, 20), {"n", "value"}))
+                              for i, (value, when) in enumerate(layers)]
+                       for name, layers in modifiers.items()}
+    return comp, model, diags
+
+
+def run_effect(comp: Compiler, model: Any, text: str, ent: dict | None = None,
+               budget: int = 1_000_000) -> tuple[Ctx, Hooks]:
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    assert fn is not None, comp.diags.items
+    hooks = Hooks()
+    c = Ctx({"globals": {"trace": [], "total": 0}, "ent": ent or {}}, model, hooks, {}, meter=Meter(budget))
+    fn(c)
+    return c, hooks
+
+
+def test_arguments_are_bound_by_declared_position_and_evaluated_in_written_order():
+    comp, model, diags = ruleset(
+        procedures={"pair": (("zed", "abe"), "push(trace, zed - abe)"),
+                    "three": (("c", "b", "a"), "push(trace, [c, b, a])")})
+    c, _ = run_effect(comp, model, "pair(5, 3)\nthree(1, 2, 3)")
+    assert not diags.items
+    # `zed - abe` with zed=5, abe=3 (bound by name in sorted order, abe=5, it would be -2)
+    assert c.state["globals"]["trace"] == [2, [1, 2, 3]]
+
+
+def test_a_failure_inside_a_procedure_called_by_position_is_located_in_the_procedure():
+    comp, model, _ = ruleset(procedures={"pair": (("zed", "abe"), "let d = zed - abe\npush(trace, d)"),
+                                         "mark": (("tag",), "push(trace, tag)")})
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "pair(mark('first'), mark('second'))")
+    assert err.value.loc == Loc("rules.yaml", 30, 12)  # the procedure's first line: `let d = zed - abe`
+    assert "cannot evaluate this" in err.value.message
+
+
+def test_arguments_run_in_written_order():
+    comp, model, _ = ruleset(procedures={"two": (("b", "a"), "push(trace, [b, a])"),
+                                         "mark": (("tag",), "push(trace, tag)")})
+    c, _ = run_effect(comp, model, "two(mark('x'), mark('y'))")
+    assert c.state["globals"]["trace"] == ["x", "y", [None, None]]
+
+
+def test_every_call_is_one_step_of_the_budget_and_four_or_more_arguments_work():
+    comp, model, _ = ruleset(functions={"id1": (("n",), "n"), "sum4": (("a", "b", "c2", "d"), "a + b + c2 + d"),
+                                        "zero": ((), "0"), "plain": (("a", "b"), 7)})
+    c, _ = run_effect(comp, model, "total = id1(1) + sum4(1, 2, 3, 4) + zero() + plain(1, 2)")
+    assert c.state["globals"]["total"] == 1 + 10 + 0 + 7
+    assert c.meter.used == 4  # four calls; the rest is plain arithmetic
+
+
+def test_recursion_stops_at_the_depth_limit_at_the_line_of_the_call():
+    comp, model, _ = ruleset(procedures={"down": (("n",), "total += 1\ndown(n + 1)")})
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "down(0)")
+    assert err.value.message == f"`down` called itself more than {MAX_CALL_DEPTH} levels deep"
+    assert err.value.loc == Loc("rules.yaml", 31, 12)  # line 2 of the procedure: the call
+    assert err.value.code == "E001"
+
+
+def test_the_budget_ends_a_calling_loop_at_the_call():
+    comp, model, _ = ruleset(functions={"one": (("n",), "n")})
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "for i in range(50):\n    total += one(i)", budget=120)
+    assert err.value.code == "E002"
+    assert err.value.loc == Loc("flow.yaml", 6, 13)  # the line of the call inside the loop
+
+
+def test_a_procedure_that_announces_itself_is_called_by_position_too():
+    comp, model, _ = ruleset(procedures={"pay": (("who", "amount"), "total += amount")})
+    model.procedures["pay"] = announced(model.procedures["pay"], "pay", ("who", "amount"), True, True)
+    c, hooks = run_effect(comp, model, "pay('P1', 4)")
+    assert c.state["globals"]["total"] == 4
+    assert hooks.events == [("before_pay", {"who": "P1", "amount": 4}), ("after_pay", {"who": "P1", "amount": 4})]
+
+
+def test_a_modifier_without_layers_gives_its_base_and_layers_still_apply_in_order():
+    comp, model, _ = ruleset(modifiers={"bare": [], "doubled": [("value * 2", None), ("value + n", "n > 0")]})
+    c, _ = run_effect(comp, model, "push(trace, value(bare, 5, 1))\npush(trace, value(doubled, 5, 1))\n"
+                                   "push(trace, value(doubled, 5, 0))")
+    assert c.state["globals"]["trace"] == [5, 11, 10]
+
+
+def test_a_failing_modifier_layer_is_located_at_the_layer():
+    comp, model, _ = ruleset(modifiers={"broken": [("value + 'x'", None)]})
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "total = value(broken, 5, 1)")
+    assert err.value.loc == Loc("mods.yaml", 1, 20)
+
+
+def test_sums_and_differences_are_exact_and_bounded_past_the_inline_range():
+    comp, model, _ = ruleset()
+    big = 1 << 70  # past the range the generated code checks inline: the helper decides
+    c, _ = run_effect(comp, model, f"total = {big} * 3\ntotal = total + total - {big}\npush(trace, total)\n"
+                                   "push(trace, 'a' + 'b')\npush(trace, [1] + [2])\npush(trace, 2.5 - 1)")
+    assert c.state["globals"]["trace"] == [5 * big, "ab", [1, 2], 1.5]
+    for text in ("total = 10\nfor i in range(12):\n    total = total * total\n    total = total + total",
+                 "total = 10\nfor i in range(12):\n    total = total * total\n    total = 0 - total - total"):
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, text)
+        assert err.value.code == "E003" and "too large" in err.value.message
+
+
+def test_values_stored_into_the_state_are_copies_and_plain():
+    comp, model, _ = ruleset(fields={"hand", "score"})
+    ent = {"P1": {"hand": [], "score": 0}}
+    c, _ = run_effect(comp, model, "let cards = ['a', 'b']\nP1.hand = cards\npush(cards, 'c')\nP1.score = 3\n"
+                                   "trace = {'x': [1, 2]}", ent={"P1": dict(ent["P1"])})
+    assert c.state["ent"]["P1"] == {"hand": ["a", "b"], "score": 3}
+    assert c.state["globals"]["trace"] == {"x": [1, 2]}
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let x = 10.5\nfor i in range(400):\n    x = x * 10.5\nP1.score = x",
+                   ent={"P1": {"hand": [], "score": 0}})
+    assert err.value.code == "E003" and err.value.message == "the number inf cannot be kept in the game state"
+    assert err.value.loc == Loc("flow.yaml", 8, 9)
+
+
+def test_len_of_any_value_and_count_any_all_with_a_condition():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "push(trace, len([1, 2]), len('abc'), len({'a': 1}))\n"
+                                   "push(trace, count([1, 2, 3], where=x => x > 1), any([1, 2], where=x => x > 1),"
+                                   " all([1, 2], where=x => x > 1), min([3, 1, 2]), sorted([3, 1, 2]))")
+    assert c.state["globals"]["trace"] == [2, 3, 1, 2, True, False, 1, [1, 2, 3]]
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "total = len(5)")
+    assert err.value.message == "len() needs a list, got `5`" and err.value.loc == Loc("flow.yaml", 5, 9)
+
+
+def test_a_parameter_that_is_not_a_name_is_passed_by_name_and_never_written_into_code():
+    # The schema refuses such names; the compiler must not rely on it: they would become the
+    # generated function's parameters. A call of such a function binds by name instead.
+    comp, model, diags = ruleset(functions={"odd": (("n): pass  #", "m"), "m + 1")})
+    assert "pass" not in model.functions["odd"].source
+    c, _ = run_effect(comp, model, "total = odd(5, 6)")
+    assert c.state["globals"]["total"] == 7 and c.meter.used == 1
