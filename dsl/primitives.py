@@ -11,7 +11,7 @@ Values are plain data: numbers, strings (entity ids), booleans, none, lists, map
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from math import comb
 from typing import Any
@@ -118,11 +118,23 @@ def _key(c: Ctx, key: Any) -> Callable[[Any], Any] | None:
 
 
 def _where(c: Ctx, where: Any, what: str) -> Callable[[Ctx, Any], Any]:
-    """The `where=` function, checked. Each call of it is a step of work: the loops below count
-    it before the call (Ctx.tick, written out: a wrapper would double the calls per item)."""
+    """The `where=` function, checked. Each call of it is a step of work (`_verdicts`)."""
     if not callable(where):
         raise RuleError(f"{what} where= needs a function such as `p => p.score > 0`")
     return where
+
+
+def _verdicts(c: Ctx, xs: list, test: Callable[[Ctx, Any], Any]) -> Iterator[tuple[Any, Any]]:
+    """Each item of `xs` with what `test` says of it, tested only when asked for (`any` stops at
+    the first true), each test a step of work counted before it (Ctx.tick, written out: a
+    wrapper around `test` would double the calls per item)."""
+    m = c.meter
+    for x in xs:
+        u = m.used + 1
+        m.used = u
+        if u > m.limit:
+            m.over()
+        yield x, test(c, x)
 
 
 # ---- collections (pure) ----
@@ -141,15 +153,9 @@ def count(c: Ctx, xs: Any, where: Any = None) -> int:
     xs = _seq(xs, "count()")
     if where is None:
         return len(xs)
-    test = _where(c, where, "count()")
-    m = c.meter
     n = 0
-    for x in xs:
-        u = m.used + 1
-        m.used = u
-        if u > m.limit:
-            m.over()
-        if test(c, x):
+    for _x, ok in _verdicts(c, xs, _where(c, where, "count()")):
+        if ok:
             n += 1
     return n
 
@@ -231,16 +237,7 @@ def any_(c: Ctx, xs: Any, where: Any = None) -> bool:
     xs = _seq(xs, "any()")
     if where is None:
         return any(xs)
-    test = _where(c, where, "any()")
-    m = c.meter
-    for x in xs:
-        u = m.used + 1
-        m.used = u
-        if u > m.limit:
-            m.over()
-        if test(c, x):
-            return True
-    return False
+    return any(ok for _x, ok in _verdicts(c, xs, _where(c, where, "any()")))
 
 
 @primitive()
@@ -249,32 +246,14 @@ def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
     xs = _seq(xs, "all()")
     if where is None:
         return all(xs)
-    test = _where(c, where, "all()")
-    m = c.meter
-    for x in xs:
-        u = m.used + 1
-        m.used = u
-        if u > m.limit:
-            m.over()
-        if not test(c, x):
-            return False
-    return True
+    return all(ok for _x, ok in _verdicts(c, xs, _where(c, where, "all()")))
 
 
 @primitive()
 def filter_(c: Ctx, xs: Any, where: Any) -> list:
     """The items satisfying `where` (a function such as `p => p.owner == player`)."""
     test = _where(c, where, "filter()")
-    m = c.meter
-    out = []
-    for x in _seq(xs, "filter()"):
-        u = m.used + 1
-        m.used = u
-        if u > m.limit:
-            m.over()
-        if test(c, x):
-            out.append(x)
-    return out
+    return [x for x, ok in _verdicts(c, _seq(xs, "filter()"), test) if ok]
 
 
 @primitive()
