@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dsl.codegen import rule_error
-from dsl.runtime import RuleError, store_value
+from dsl.runtime import _PLAIN, RuleError, store_value
 from engine.base.text import safe_text
 
 MAX_WHILE = 100_000  # rounds of one `while` of the flow (both machines)
@@ -68,16 +68,17 @@ class Direct:
 
     def __init__(self, machine: Any):  # a FlowMachine (engine/run/machine.py), which imports this module
         self.m = machine
-        self.code = flow_code(machine.model)
+        self.code, self.turns = flow_code(machine.model)
 
     def run(self) -> None:
         """Advance until a decision is pending or the game is over (FlowMachine.run): take the
         frame on top of the stack and run its item on from where the frame says."""
         m = self.m
-        code, nodes = self.code, m.model.nodes
+        code, turns, nodes = self.code, self.turns, m.model.nodes
         state = m.state
         stack = state["flow"]
-        m.meter.used = 0
+        meter = m.meter
+        meter.used = 0
         while state["pending"] is None and not state["over"]:
             if not stack:
                 m._finish()
@@ -92,11 +93,13 @@ class Direct:
                 if frame["i"] == 0 and "x" not in frame:  # not entered yet
                     held = code[idx](m, frame["v"], len(stack) + 1, -1, None)
                 else:
-                    node = nodes[idx]
-                    if node.kind not in _CONTINUED:  # pragma: no cover - only these kinds keep a counter
-                        raise RuleError(f"cannot continue a flow item of kind {node.kind}", node.loc)
-                    if node.kind in COUNTED:
-                        _tick(m.meter, node.loc)  # the reference machine's turn that found the child done
+                    turn = turns[idx]
+                    if turn is None:  # pragma: no cover - only the kinds of _CONTINUED keep a counter
+                        raise RuleError(f"cannot continue a flow item of kind {nodes[idx].kind}", nodes[idx].loc)
+                    if turn:  # the reference machine's turn that found the child done
+                        meter.used += 1
+                        if meter.used > meter.limit:
+                            meter.over(nodes[idx].loc)
                     held = code[idx](m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
                 if held is not None:
                     stack.extend(reversed(held))
@@ -118,28 +121,15 @@ def raise_located(e: Exception) -> None:
     raise err from None
 
 
-def flow_code(model: Any) -> list[Code]:
-    """The code of every item of `model`'s flow, made once per model and shared by its games."""
-    code = model.derived.get("direct")
-    if code is None:
-        code = model.derived["direct"] = _Compiler(model).all()
-    return code
-
-
-def _enter(m: Any, idx: int, v: dict, depth: int, loc: Any) -> Frames:
-    """Entering item `idx` of a counted kind: past the spill, its frame for the reference
-    machine; otherwise its first unit of work, as the reference machine's loop counts it (and
-    None). Items of the other kinds only check the spill."""
-    if depth > SPILL:
-        return [{"n": idx, "i": 0, "v": v}]
-    _tick(m.meter, loc)
-    return None
-
-
-def _tick(meter: Any, loc: Any) -> None:
-    meter.used += 1
-    if meter.used > meter.limit:
-        meter.over(loc)
+def flow_code(model: Any) -> tuple[list[Code], list[bool | None]]:
+    """The code of every item of `model`'s flow, made once per model and shared by its games,
+    and what continuing each item's frame costs: None if it cannot be continued, True for a
+    counted kind (a turn of the budget), False otherwise."""
+    got = model.derived.get("direct")
+    if got is None:
+        turns = [(n.kind in COUNTED) if n.kind in _CONTINUED else None for n in model.nodes]
+        got = model.derived["direct"] = (_Compiler(model).all(), turns)
+    return got
 
 
 def _scheduled(m: Any, code: list[Code], sched: list, depth: int, below: list[dict] | None = None) -> Frames:
@@ -167,8 +157,10 @@ class _Compiler:
     since steps may call each other, themselves included.
 
     In each closure `start < 0` is the entry: the spill check, and for a counted kind its first
-    unit of work (`_enter`), as the reference machine's loop counts them. Later units come after
-    a child has run, where the reference machine takes another turn (`_tick`)."""
+    unit of work, as the reference machine's loop counts them. Later units come after a child
+    has run, where the reference machine takes another turn. A unit is counted by three lines
+    written out where it is taken (`meter.used += 1`, then `meter.over(loc)` past the limit),
+    not by a helper: a call per unit cost more than 1% of a game."""
 
     def __init__(self, model: Any):
         self.nodes = model.nodes
@@ -237,7 +229,8 @@ class _Compiler:
             c.vars = v
             given = {}
             for k, fn in args:
-                given[k] = store_value(fn.fast(c), "a step's arguments")
+                a = fn.fast(c)
+                given[k] = a if type(a) in _PLAIN else store_value(a, "a step's arguments")
             if target < 0:
                 return code[m.model.steps[m._dispatched(node, v, given)]](m, given, depth, -1, None)
             return code[target](m, given, depth, -1, None)
@@ -251,9 +244,12 @@ class _Compiler:
 
         def step(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
-                held = _enter(m, idx, v, depth, loc)
-                if held is not None:
-                    return held
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
+                meter = m.meter
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
                 m.counts[label] = m.counts.get(label, 0) + 1
                 if node.title:
                     title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
@@ -271,7 +267,9 @@ class _Compiler:
                     if held is not None:
                         held.append({"n": idx, "i": 1, "v": v})
                         return held
-                _tick(m.meter, loc)
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
             # its body is done: only leaving it is left
             if has_after:
                 sched = m._step_event(after, node, v)
@@ -284,10 +282,13 @@ class _Compiler:
         loc, body, var, var_global = node.loc, self.of(node.body), node.var, node.var_global
 
         def loop(m: Any, v: dict, depth: int, start: int, items: Any) -> Frames:
+            meter = m.meter
             if start < 0:
-                held = _enter(m, idx, v, depth, loc)
-                if held is not None:
-                    return held
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
                 start = 0
             if items is None:
                 items = m._loop_items(node, v)
@@ -304,7 +305,9 @@ class _Compiler:
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v, "x": items})
                     return held
-                _tick(m.meter, loc)
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
             return None
         return loop
 
@@ -312,10 +315,13 @@ class _Compiler:
         loc, body, fn = node.loc, self.of(node.body), node.fn
 
         def while_(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
+            meter = m.meter
             if start < 0:
-                held = _enter(m, idx, v, depth, loc)
-                if held is not None:
-                    return held
+                if depth > SPILL:
+                    return [{"n": idx, "i": 0, "v": v}]
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
                 start = 0
             count = start
             while True:
@@ -330,7 +336,9 @@ class _Compiler:
                 if held is not None:
                     held.append({"n": idx, "i": count, "v": v})
                     return held
-                _tick(m.meter, loc)
+                meter.used += 1
+                if meter.used > meter.limit:
+                    meter.over(loc)
         return while_
 
     def _if(self, idx: int, node: Any) -> Code:

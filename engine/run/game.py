@@ -157,6 +157,7 @@ class Game(FlowMachine):
     @on_log.setter
     def on_log(self, listener: Callable[[dict], None] | None) -> None:
         self.recorder.on_log = listener
+        self.silent = self.recorder.silent
 
     @property
     def logging(self) -> bool:

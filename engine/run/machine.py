@@ -53,11 +53,9 @@ class FlowMachine:
         self._direct = Direct(self)
         # The context every rule the flow runs sees: one per game, reused (`_ctx`).
         self._c = Ctx(state, model, self, {}, meter=self.meter)
-
-    @property
-    def silent(self) -> bool:
-        """No log and no listener: rules may skip building account text."""
-        return self.recorder.silent
+        # No log and no listener: rules may skip building account text. An attribute, since
+        # rules ask it before every line they might build; `Game.on_log` keeps it up to date.
+        self.silent = recorder.silent
 
     def run(self) -> None:
         """Advance the flow until a decision is pending or the game is over."""
@@ -243,7 +241,8 @@ class FlowMachine:
 
     def _options(self, node: Any, v: dict) -> tuple[list, Ctx]:
         """A choice's options (with `none` when it is optional), and the context they came from."""
-        c = self._ctx(v)
+        c = self._c  # (`_ctx`, without a call: a choice is met before every decision)
+        c.vars = v
         options = node.fn.fast(c)
         if isinstance(options, dict):
             options = list(options)
@@ -263,7 +262,7 @@ class FlowMachine:
     def _ask(self, node: Any, c: Ctx, player: Any, options: list) -> None:
         """Make the choice the pending decision."""
         # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-        prompt = None if self.recorder.silent else safe_text(str(node.prompt(c)))
+        prompt = None if self.silent else safe_text(str(node.prompt(c)))
         self.state["pending"] = {"player": controller(self.state, player), "options": options, "prompt": prompt,
                                  "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
 
