@@ -230,9 +230,12 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("bench", help="measure validation, decisions/s, clone cost, games/s", epilog=EPILOG,
-                       description="Benchmarks on one core. Without COMBO: every bundled base ruleset.")
-    b.add_argument("combo", nargs="?", metavar="COMBO")
-    b.add_argument("--players", type=int, default=None)
+                       description="Benchmarks on one core: games and decisions per second with random "
+                                   "bots, the cost of a clone and a save, and cold validation. Without "
+                                   "COMBO: each bundled base game and its largest expansion combos.")
+    b.add_argument("combo", nargs="?", metavar="COMBO", help="the combo to measure (default: the bundled set)")
+    b.add_argument("--players", type=int, default=None,
+                   help="players at the table (default: 4, or the nearest count the combo allows)")
     b.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="ruleset option for every measured combo, e.g. tower=one_pool (repeatable)")
     b.add_argument("--seconds", type=float, default=3.0, help="time budget per measurement (default 3)")
