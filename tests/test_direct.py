@@ -246,3 +246,20 @@ def test_difftest_refuses_counts_it_cannot_play(capsys: pytest.CaptureFixture[st
 def test_first_difference_names_the_line() -> None:
     assert first_difference(["a", "b"], ["a", "c"]) == {"line": 1, "direct": "b", "reference": "c"}
     assert first_difference(["a"], ["a", "b"])["line"] == 1
+
+
+def test_a_listener_attached_to_a_game_without_log_gets_the_account_from_then_on() -> None:
+    """Rules skip building account text while nobody reads it (`silent`, asked before every
+    `say`); attaching a listener later (the terminal does) must make them build it again."""
+    model = load("shogun", players=3, diags=Diagnostics())
+    g = Game.new(model, 3, 4, log=False)
+    assert g.silent
+    heard: list[dict] = []
+    g.on_log = heard.append
+    assert not g.silent
+    while not g.over and not any(e["t"] == "say" for e in heard):
+        g.apply(g.decision.options[0])
+    assert any(e["t"] == "say" and e["text"] for e in heard)
+    assert [e["t"] for e in g.log] == ["start"]  # still no log: the listener hears the account only
+    g.on_log = None
+    assert g.silent
