@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -114,12 +114,13 @@ def _disk() -> ParseCache | None:
     return _DISK[0]
 
 
-def parse(text: str, start: str, fresh: bool = False) -> Tree:
+def parse(text: str, start: str, fresh: bool = False, source: str = "") -> Tree:
     """The parse tree of a rule text, remembered in this process and on disk (dsl/parsecache.py):
     validation builds a ruleset once per option value and combo, and most texts are the same
     each time and from one run to the next. Trees are never changed by the compiler, and their
     positions are relative to the text, so sharing them is safe. `fresh` parses again and
-    replaces what was remembered (a cached tree that did not compile cleanly).
+    replaces what was remembered (a cached tree that did not compile cleanly). `source`: the
+    file the text is written in (its trees are kept together on disk).
 
     Raises ParseFailure for a text lark cannot read (lark's exception inside)."""
     key = (text, start)
@@ -127,14 +128,14 @@ def parse(text: str, start: str, fresh: bool = False) -> Tree:
     if got is None:
         disk = _disk()
         if disk is not None and not fresh:
-            got = disk.load(text, start)
+            got = disk.load(text, start, source)
             if got is not None:
                 _FROM_DISK.add(key)
         if got is None:
             _FROM_DISK.discard(key)
             got = _parse_with_lark(text, start)
             if disk is not None and isinstance(got, Tree):
-                disk.store(text, start, got)
+                disk.store(text, start, got, source)
         if len(_PARSED) >= MAX_PARSED:
             _PARSED.clear()
             _FROM_DISK.clear()
@@ -163,12 +164,18 @@ def _parse_with_lark(text: str, start: str) -> Tree | ParseFailure:
 _COMPILED = ScopedMemo("daimyo_compile_cache")
 
 
-def compile_cache() -> AbstractContextManager[None]:
-    """Within this block, a text compiled against the same declarations is compiled once.
+@contextmanager
+def compile_cache() -> Iterator[None]:
+    """Within this block, a text compiled against the same declarations is compiled once; at its
+    end the parse cache writes the packs of the files whose texts were not all in theirs.
 
     For validation only: the models built inside share closures (and the constants those
     captured), so they must not be played."""
-    return _COMPILED.scope()
+    with _COMPILED.scope():
+        yield
+    disk = _DISK[0] if _DISK else None
+    if disk is not None:
+        disk.flush()
 
 
 @dataclass
@@ -360,7 +367,7 @@ class Compiler:
         text = src if src.endswith("\n") else src + "\n"
         self._src = text
         try:
-            tree = parse(text, start)
+            tree = parse(text, start, source=loc.file)
         except ParseFailure as failure:
             from lark.exceptions import UnexpectedInput  # loaded: lark made this failure
             if isinstance(failure.error, UnexpectedInput):
@@ -385,7 +392,7 @@ class Compiler:
         del self.diags.items[mark:]
         self._fresh = True
         try:
-            tree = parse(text, start, fresh=True)
+            tree = parse(text, start, fresh=True, source=loc.file)
             return self._compile_tree(tree, loc, start, local_names, pure, what)
         finally:
             self._fresh = False
@@ -680,7 +687,7 @@ class Compiler:
             self._base = Loc(base.file, base.line, base.col + 1 + m.start(1)) if base.line else base
             self._pieces = ()  # the insert is one line, placed by its own base
             try:
-                sub = parse(inner + "\n", "expression", fresh=self._fresh)
+                sub = parse(inner + "\n", "expression", fresh=self._fresh, source=base.file)
             except ParseFailure as failure:
                 from lark.exceptions import UnexpectedInput  # loaded: lark made this failure
                 if not isinstance(failure.error, UnexpectedInput):

@@ -28,6 +28,12 @@ def cache_folder(name: str) -> Path | None:
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
+# The files read in this process whose bytes the located-YAML cache hashed: the name a file is
+# read under -> the hash of its bytes. The parse cache keeps the trees of one file's rule texts
+# together under it (dsl/parsecache.py, packs); which file a text names changes only where its
+# tree is looked for first, never what is trusted.
+SOURCES: dict[str, str] = {}
+
 
 class DiskCache:
     """Entries in one folder, each named by a hash of its key."""

@@ -93,7 +93,9 @@ class YamlCache(diskcache.DiskCache):
 
     def load(self, data: bytes, text: str, file: str) -> Any:
         """The value of the file whose bytes are `data` (decoded: `text`), or None if not kept."""
-        raw = self.read(self.path_of(data), MAX_ENTRY * len(data) + 4096)
+        path = self.path_of(data)
+        diskcache.SOURCES[file] = path[len(self._prefix):]  # names this content's pack of parsed texts
+        raw = self.read(path, MAX_ENTRY * len(data) + 4096)
         if raw is None or _BREAKS.search(text):
             return None
         try:
