@@ -142,7 +142,8 @@ def _validate_in_a_new_process(monkeypatch, target: str) -> tuple[list, list[int
     monkeypatch.setattr(diskcache, "SOURCES", {})
     reads: list[int] = []
     real = parsecache.ParseCache.read
-    monkeypatch.setattr(parsecache.ParseCache, "read", staticmethod(lambda p, limit: reads.append(limit) or real(p, limit)))
+    monkeypatch.setattr(parsecache.ParseCache, "read",
+                        staticmethod(lambda p, limit: reads.append(limit) or real(p, limit)))
     diags, _ = validate_targets([target])
     return [(d.code, str(d.loc), d.message, d.hint) for d in diags.sorted()], reads
 
