@@ -16,7 +16,6 @@ writing the files is engine/base/diskcache.py, shared with the located-YAML cach
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from dsl.tree import Token, Tree
 from engine.base import diskcache
+from engine.base.diskcache import sha256
 
 FORMAT = 1
 MAX_ENTRY = 64  # bytes of JSON per character of text (plus a fixed allowance), above which an entry is refused
@@ -46,7 +46,7 @@ class ParseCache(diskcache.DiskCache):
     def __init__(self, folder: Path, grammar: str, version: str, terminals: Iterable[tuple[str, str]],
                  rules: Iterable[str]) -> None:
         super().__init__(folder)
-        self.salt = hashlib.sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
+        self.salt = sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
         self.patterns = {name: re.compile(pattern) for name, pattern in terminals}
         self.rules = frozenset(rules)
         self.matched: set[tuple[str, str]] = set()  # (terminal, text) pairs already matched: most repeat

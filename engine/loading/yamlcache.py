@@ -18,7 +18,6 @@ shared).
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import re
@@ -27,6 +26,7 @@ from typing import Any
 
 from engine.base import diskcache
 from engine.base.diagnostics import Diagnostics, Loc
+from engine.base.diskcache import sha256
 from engine.loading.yamlio import MAX_FILE_BYTES, LocDict, LocList, load_yaml_text, read_source
 
 FORMAT = 1
@@ -72,7 +72,7 @@ class _Bad(Exception):
 def _salt() -> str | None:
     """What the located values depend on besides the file: this format, our reader (its source,
     so that an edited reader never meets old entries), PyYAML's version."""
-    h = hashlib.sha256(f"{FORMAT}\0".encode())
+    h = sha256(f"{FORMAT}\0".encode())
     try:
         spec = importlib.util.find_spec("yaml")
         here = Path(__file__)

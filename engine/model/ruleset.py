@@ -6,13 +6,13 @@ and modifiers, and how the game is scored.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from dsl.compiler import Symbols
+from engine.base.diskcache import sha256
 from engine.loading.layering import Resolved
 from engine.loading.package import Combo
 from engine.model.board import Board
@@ -89,7 +89,7 @@ def fingerprint_of(combo: Combo, res: Resolved) -> str:
         blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
     except TypeError:  # a mapping mixing number and text keys ({3: 20, default: 14}) cannot be sorted
         blob = json.dumps([combo.name, combo.options, _text_keys(res.data)], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return sha256(blob.encode()).hexdigest()[:16]
 
 
 def _text_keys(x: Any) -> Any:
