@@ -15,7 +15,6 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from dsl.runtime import Ctx
 from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.base.memo import ScopedMemo
+from engine.base.record import Record
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -178,29 +178,39 @@ def compile_cache() -> Iterator[None]:
         disk.flush()
 
 
-@dataclass
-class Callable_:
+class Callable_(Record):
     """A user function, procedure, event, modifier or step as the compiler sees it."""
 
-    params: tuple[str, ...]
-    loc: Loc = field(default_factory=Loc)
+    FIELDS = ("params", "loc")
+
+    def __init__(self, params: tuple[str, ...], loc: Loc | None = None) -> None:
+        self.params = params
+        self.loc = Loc() if loc is None else loc
 
 
-@dataclass
-class Symbols:
+class Symbols(Record):
     """What names mean in a ruleset. Built by the loader from the declarations."""
 
-    globals: set[str] = field(default_factory=set)
-    constants: dict[str, Any] = field(default_factory=dict)  # name -> value (ids map to themselves)
-    fields: set[str] = field(default_factory=set)  # dynamic fields of any kind
-    statics: set[str] = field(default_factory=set)  # static attributes of any entity
-    collections: dict[str, str] = field(default_factory=dict)  # name -> kind (all entities of it)
-    functions: dict[str, Callable_] = field(default_factory=dict)
-    procedures: dict[str, Callable_] = field(default_factory=dict)
-    events: dict[str, Callable_] = field(default_factory=dict)
-    modifiers: dict[str, Callable_] = field(default_factory=dict)
-    steps: dict[str, Callable_] = field(default_factory=dict)
-    option_names: set[str] = field(default_factory=set)  # keys of `options` (values are read at play time)
+    FIELDS = ("globals", "constants", "fields", "statics", "collections", "functions", "procedures", "events",
+              "modifiers", "steps", "option_names")
+
+    def __init__(self, globals: set[str] | None = None, constants: dict[str, Any] | None = None,
+                 fields: set[str] | None = None, statics: set[str] | None = None,
+                 collections: dict[str, str] | None = None, functions: dict[str, Callable_] | None = None,
+                 procedures: dict[str, Callable_] | None = None, events: dict[str, Callable_] | None = None,
+                 modifiers: dict[str, Callable_] | None = None, steps: dict[str, Callable_] | None = None,
+                 option_names: set[str] | None = None) -> None:
+        self.globals = set() if globals is None else globals
+        self.constants = {} if constants is None else constants  # name -> value (ids map to themselves)
+        self.fields = set() if fields is None else fields  # dynamic fields of any kind
+        self.statics = set() if statics is None else statics  # static attributes of any entity
+        self.collections = {} if collections is None else collections  # name -> kind (all entities of it)
+        self.functions = {} if functions is None else functions
+        self.procedures = {} if procedures is None else procedures
+        self.events = {} if events is None else events
+        self.modifiers = {} if modifiers is None else modifiers
+        self.steps = {} if steps is None else steps
+        self.option_names = set() if option_names is None else option_names  # keys of `options` (read at play time)
 
     def all_names(self) -> list[str]:
         return [*self.globals, *self.constants, *self.collections, *BUILTIN_NAMES]

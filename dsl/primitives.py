@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from math import comb
 from typing import Any
 
 from dsl.runtime import Ctx, RuleError, copy_value, data_size, store_value, writable
+from engine.base.record import FrozenRecord
 
 
-@dataclass(frozen=True)
-class Primitive:
+class Primitive(FrozenRecord):
+    FIELDS = ("name", "fn", "kind", "doc", "min_args", "max_args", "kwargs")
     name: str
     fn: Callable
     kind: str  # "pure" | "effect" | "chance"
@@ -28,6 +28,10 @@ class Primitive:
     min_args: int
     max_args: int  # -1: any number
     kwargs: tuple[str, ...]
+
+    def __init__(self, name: str, fn: Callable, kind: str, doc: str, min_args: int, max_args: int,
+                 kwargs: tuple[str, ...]) -> None:
+        self.__dict__.update(name=name, fn=fn, kind=kind, doc=doc, min_args=min_args, max_args=max_args, kwargs=kwargs)
 
     @property
     def signature(self) -> str:
