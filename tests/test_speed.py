@@ -791,3 +791,22 @@ def test_a_remembered_step_flow_gives_the_nodes_a_fresh_walk_gives(monkeypatch):
         assert without[2] == 0
         assert with_memo[:2] == without[:2]
     assert run(cases[0], True)[2] > 50  # the memo is used: most steps are not walked again
+
+
+def test_each_builtin_takes_the_arguments_its_signature_says():
+    """The built-ins' argument counts and keywords are read from their code objects (validation
+    does not import inspect): the same as inspect.signature gives, for every built-in."""
+    import inspect
+
+    from dsl.primitives import PRIMITIVES
+
+    assert len(PRIMITIVES) > 40
+    for name, prim in PRIMITIVES.items():
+        params = list(inspect.signature(prim.fn).parameters.values())[1:]
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        var = any(p.kind is p.VAR_POSITIONAL for p in params)
+        kw = tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   and p.default is not p.empty)
+        assert (prim.min_args, prim.max_args, prim.kwargs) == (
+            len([p for p in positional if p.default is p.empty]), -1 if var else len(positional), kw), name
+        assert prim.doc == (inspect.getdoc(prim.fn) or ""), name
