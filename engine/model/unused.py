@@ -36,7 +36,9 @@ class Datum(FrozenRecord):
     path: str  # where it sits in the resolved data, for its provenance: `constants.x`
 
     def __init__(self, name: str, what: str, where: str, loc: Loc, mentioned_as: str, path: str) -> None:
-        self.__dict__.update(name=name, what=what, where=where, loc=loc, mentioned_as=mentioned_as, path=path)
+        d = self.__dict__
+        d["name"], d["what"], d["where"], d["loc"], d["mentioned_as"], d["path"] = \
+            name, what, where, loc, mentioned_as, path
 
 
 def declared(model: Model) -> list[Datum]:
