@@ -169,7 +169,7 @@ def _decode(doc: object, text: str, patterns: dict[str, re.Pattern], rules: froz
         if type(item) is not list or len(item) != 2:
             raise _Bad
         data, children = item
-        if type(data) is not str or data not in rules or type(children) is not list:
+        if data not in rules or type(children) is not list:  # rules holds texts only
             raise _Bad
         out: list[Tree | Token] = []
         for child in children:
@@ -177,14 +177,12 @@ def _decode(doc: object, text: str, patterns: dict[str, re.Pattern], rules: froz
                 out.append(node(child))
                 continue
             kind, value, line, col = child
-            if type(kind) is not str or type(value) is not str or type(line) is not int or type(col) is not int:
-                raise _Bad
-            if (kind, value) not in matched:
+            if (kind, value) not in matched:  # (texts only: a pattern matched each)
                 pattern = patterns.get(kind)
-                if pattern is None or pattern.fullmatch(value) is None:
+                if pattern is None or type(value) is not str or pattern.fullmatch(value) is None:
                     raise _Bad
                 matched.add((kind, value))
-            if not 1 <= line <= lines or col < 1:
+            if type(line) is not int or type(col) is not int or not 1 <= line <= lines or col < 1:
                 raise _Bad
             at = starts[line - 1] + col - 1
             if at < pos or not startswith(value, at):
