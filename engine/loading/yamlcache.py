@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ FORMAT = 1
 MAX_ENTRY = 64  # bytes of JSON per byte of YAML (plus a fixed allowance), above which an entry is refused
 _SCALARS = (str, int, float, bool, type(None))
 _KEYS = (str, int)
+_one_more = (1).__add__
 _BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks other than \n: such files are not kept
 # How much of a text must be found where it is written: up to the first space, or quote or
 # backslash (which a quoted text may write as an escape).
@@ -192,14 +194,8 @@ class _Decoder:
     def __init__(self, text: str, file: str) -> None:
         self.text = text
         self.file = file
-        starts = [0]
-        find = text.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        starts.append(len(text) + 1)
-        self.starts = starts
+        # Where each line starts, and len(text) + 1 after the last (one loop in C, not one per line).
+        self.starts = [0, *accumulate(map(_one_more, map(len, text.split("\n"))))]
         self.pos = 0  # locations must come in text order
         self._last = Loc()  # the location of the node just decoded
 
