@@ -13,7 +13,7 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any, ClassVar, TypeVar
 
-R = TypeVar("R", bound="Record")
+R = TypeVar("R")  # (a bound naming Record would be compiled as a forward reference at every start)
 
 
 def _nothing(obj: Any) -> tuple:

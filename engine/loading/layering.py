@@ -408,7 +408,8 @@ def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
 
 def _forget(res: Resolved, path: str) -> None:
     """Drop the provenance of `path` and everything under it (it was replaced or removed)."""
-    for p in [p for p in res.provenance if p == path or p.startswith(path + ".")]:
+    under = path + "."
+    for p in [p for p in res.provenance if p == path or p.startswith(under)]:
         del res.provenance[p]
 
 
