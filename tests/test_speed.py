@@ -810,3 +810,21 @@ def test_each_builtin_takes_the_arguments_its_signature_says():
         assert (prim.min_args, prim.max_args, prim.kwargs) == (
             len([p for p in positional if p.default is p.empty]), -1 if var else len(positional), kw), name
         assert prim.doc == (inspect.getdoc(prim.fn) or ""), name
+
+
+def test_an_editors_unsaved_text_is_kept_in_no_files_pack(cache, monkeypatch, tmp_path):
+    """A file read from an editor's buffer (the language server) no longer names the pack of its
+    saved bytes: the buffer's texts are not written into that file's pack."""
+    from engine.base import diskcache
+    from engine.loading import yamlcache
+    from engine.loading.yamlio import overridden
+
+    monkeypatch.setattr(yamlcache, "_CACHE", [])
+    monkeypatch.setattr(diskcache, "SOURCES", {})
+    path = tmp_path / "rules.yaml"
+    path.write_text("constants: {a: 1}\n", encoding="utf-8")
+    yamlcache.load_yaml_cached(path, Diagnostics(), display_name="pkg/rules.yaml")
+    assert "pkg/rules.yaml" in diskcache.SOURCES
+    with overridden({str(path): "constants: {a: 2}\n"}):
+        value = yamlcache.load_yaml_cached(path, Diagnostics(), display_name="pkg/rules.yaml")
+    assert value["constants"]["a"] == 2 and "pkg/rules.yaml" not in diskcache.SOURCES

@@ -142,6 +142,8 @@ def load_yaml_cached(path: str | Path, diags: Diagnostics, display_name: str | N
     these bytes were read cleanly before: the same values, locations and diagnostics."""
     file = display_name if display_name is not None else str(path)
     source = read_source(path, diags, file)
+    if source is None or type(source) is not bytes:  # unreadable, or an editor's unsaved text
+        diskcache.SOURCES.pop(file, None)  # its rule texts' trees are no pack's
     if source is None:
         return None
     cache = yaml_cache()
