@@ -13,9 +13,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from dsl.runtime import Ctx
 from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.base.memo import ScopedMemo
+from engine.base.record import Record
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -114,12 +114,13 @@ def _disk() -> ParseCache | None:
     return _DISK[0]
 
 
-def parse(text: str, start: str, fresh: bool = False) -> Tree:
+def parse(text: str, start: str, fresh: bool = False, source: str = "") -> Tree:
     """The parse tree of a rule text, remembered in this process and on disk (dsl/parsecache.py):
     validation builds a ruleset once per option value and combo, and most texts are the same
     each time and from one run to the next. Trees are never changed by the compiler, and their
     positions are relative to the text, so sharing them is safe. `fresh` parses again and
-    replaces what was remembered (a cached tree that did not compile cleanly).
+    replaces what was remembered (a cached tree that did not compile cleanly). `source`: the
+    file the text is written in (its trees are kept together on disk).
 
     Raises ParseFailure for a text lark cannot read (lark's exception inside)."""
     key = (text, start)
@@ -127,14 +128,14 @@ def parse(text: str, start: str, fresh: bool = False) -> Tree:
     if got is None:
         disk = _disk()
         if disk is not None and not fresh:
-            got = disk.load(text, start)
+            got = disk.load(text, start, source)
             if got is not None:
                 _FROM_DISK.add(key)
         if got is None:
             _FROM_DISK.discard(key)
             got = _parse_with_lark(text, start)
             if disk is not None and isinstance(got, Tree):
-                disk.store(text, start, got)
+                disk.store(text, start, got, source)
         if len(_PARSED) >= MAX_PARSED:
             _PARSED.clear()
             _FROM_DISK.clear()
@@ -163,37 +164,53 @@ def _parse_with_lark(text: str, start: str) -> Tree | ParseFailure:
 _COMPILED = ScopedMemo("daimyo_compile_cache")
 
 
-def compile_cache() -> AbstractContextManager[None]:
-    """Within this block, a text compiled against the same declarations is compiled once.
+@contextmanager
+def compile_cache() -> Iterator[None]:
+    """Within this block, a text compiled against the same declarations is compiled once; at its
+    end the parse cache writes the packs of the files whose texts were not all in theirs.
 
     For validation only: the models built inside share closures (and the constants those
     captured), so they must not be played."""
-    return _COMPILED.scope()
+    with _COMPILED.scope():
+        yield
+    disk = _DISK[0] if _DISK else None
+    if disk is not None:
+        disk.flush()
 
 
-@dataclass
-class Callable_:
+class Callable_(Record):
     """A user function, procedure, event, modifier or step as the compiler sees it."""
 
-    params: tuple[str, ...]
-    loc: Loc = field(default_factory=Loc)
+    FIELDS = ("params", "loc")
+
+    def __init__(self, params: tuple[str, ...], loc: Loc | None = None) -> None:
+        self.params = params
+        self.loc = Loc() if loc is None else loc
 
 
-@dataclass
-class Symbols:
+class Symbols(Record):
     """What names mean in a ruleset. Built by the loader from the declarations."""
 
-    globals: set[str] = field(default_factory=set)
-    constants: dict[str, Any] = field(default_factory=dict)  # name -> value (ids map to themselves)
-    fields: set[str] = field(default_factory=set)  # dynamic fields of any kind
-    statics: set[str] = field(default_factory=set)  # static attributes of any entity
-    collections: dict[str, str] = field(default_factory=dict)  # name -> kind (all entities of it)
-    functions: dict[str, Callable_] = field(default_factory=dict)
-    procedures: dict[str, Callable_] = field(default_factory=dict)
-    events: dict[str, Callable_] = field(default_factory=dict)
-    modifiers: dict[str, Callable_] = field(default_factory=dict)
-    steps: dict[str, Callable_] = field(default_factory=dict)
-    option_names: set[str] = field(default_factory=set)  # keys of `options` (values are read at play time)
+    FIELDS = ("globals", "constants", "fields", "statics", "collections", "functions", "procedures", "events",
+              "modifiers", "steps", "option_names")
+
+    def __init__(self, globals: set[str] | None = None, constants: dict[str, Any] | None = None,
+                 fields: set[str] | None = None, statics: set[str] | None = None,
+                 collections: dict[str, str] | None = None, functions: dict[str, Callable_] | None = None,
+                 procedures: dict[str, Callable_] | None = None, events: dict[str, Callable_] | None = None,
+                 modifiers: dict[str, Callable_] | None = None, steps: dict[str, Callable_] | None = None,
+                 option_names: set[str] | None = None) -> None:
+        self.globals = set() if globals is None else globals
+        self.constants = {} if constants is None else constants  # name -> value (ids map to themselves)
+        self.fields = set() if fields is None else fields  # dynamic fields of any kind
+        self.statics = set() if statics is None else statics  # static attributes of any entity
+        self.collections = {} if collections is None else collections  # name -> kind (all entities of it)
+        self.functions = {} if functions is None else functions
+        self.procedures = {} if procedures is None else procedures
+        self.events = {} if events is None else events
+        self.modifiers = {} if modifiers is None else modifiers
+        self.steps = {} if steps is None else steps
+        self.option_names = set() if option_names is None else option_names  # keys of `options` (read at play time)
 
     def all_names(self) -> list[str]:
         return [*self.globals, *self.constants, *self.collections, *BUILTIN_NAMES]
@@ -360,7 +377,7 @@ class Compiler:
         text = src if src.endswith("\n") else src + "\n"
         self._src = text
         try:
-            tree = parse(text, start)
+            tree = parse(text, start, source=loc.file)
         except ParseFailure as failure:
             from lark.exceptions import UnexpectedInput  # loaded: lark made this failure
             if isinstance(failure.error, UnexpectedInput):
@@ -385,7 +402,7 @@ class Compiler:
         del self.diags.items[mark:]
         self._fresh = True
         try:
-            tree = parse(text, start, fresh=True)
+            tree = parse(text, start, fresh=True, source=loc.file)
             return self._compile_tree(tree, loc, start, local_names, pure, what)
         finally:
             self._fresh = False
@@ -680,7 +697,7 @@ class Compiler:
             self._base = Loc(base.file, base.line, base.col + 1 + m.start(1)) if base.line else base
             self._pieces = ()  # the insert is one line, placed by its own base
             try:
-                sub = parse(inner + "\n", "expression", fresh=self._fresh)
+                sub = parse(inner + "\n", "expression", fresh=self._fresh, source=base.file)
             except ParseFailure as failure:
                 from lark.exceptions import UnexpectedInput  # loaded: lark made this failure
                 if not isinstance(failure.error, UnexpectedInput):

@@ -16,7 +16,6 @@ writing the files is engine/base/diskcache.py, shared with the located-YAML cach
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -24,9 +23,12 @@ from pathlib import Path
 
 from dsl.tree import Token, Tree
 from engine.base import diskcache
+from engine.base.diskcache import sha256
 
 FORMAT = 1
 MAX_ENTRY = 64  # bytes of JSON per character of text (plus a fixed allowance), above which an entry is refused
+PACK = "pack-1"  # the format of a pack (the entries of one source file's texts together)
+MAX_PACK = 64_000_000  # bytes of a pack, above which it is refused
 
 
 class _Bad(Exception):
@@ -44,17 +46,32 @@ class ParseCache(diskcache.DiskCache):
     def __init__(self, folder: Path, grammar: str, version: str, terminals: Iterable[tuple[str, str]],
                  rules: Iterable[str]) -> None:
         super().__init__(folder)
-        self.salt = hashlib.sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
+        self.salt = sha256(f"{FORMAT}\0{version}\0{grammar}".encode()).hexdigest()
         self.patterns = {name: re.compile(pattern) for name, pattern in terminals}
         self.rules = frozenset(rules)
         self.matched: set[tuple[str, str]] = set()  # (terminal, text) pairs already matched: most repeat
+        self.sources = diskcache.SOURCES  # file name -> digest of its bytes, for packs
+        self.packs: dict[str, dict] = {}  # pack of each source digest read so far
+        self.used: dict[str, dict] = {}  # source digest -> the entries this process used from that file
+        self.stale: set[str] = set()  # packs that lacked (or held a bad) entry: written by `flush`
 
     def path_of(self, text: str, start: str) -> str:
         return self.path(f"{self.salt}\0{start}\0{text}")
 
     # ---- reading: anything unexpected means "not cached" ----
 
-    def load(self, text: str, start: str) -> Tree | None:
+    def load(self, text: str, start: str, source: str = "") -> Tree | None:
+        """The cached tree of `text`, or None. `source` names the file the text is written in:
+        its pack (below) is read first, then the text's own entry."""
+        key = f"{start}\0{text}"
+        digest = self.sources.get(source) if source else None
+        if digest is not None:
+            pack = self._pack(digest)
+            doc = pack.get(key)
+            if doc is not None:
+                tree = self._tree(doc, text)
+                if tree is not None:
+                    return tree
         raw = self.read(self.path_of(text, start), MAX_ENTRY * len(text) + 4096)
         if raw is None:
             return None
@@ -62,20 +79,71 @@ class ParseCache(diskcache.DiskCache):
             doc = json.loads(raw)
             if type(doc) is not list or len(doc) != 2 or doc[0] != start:
                 raise _Bad
-            return _decode(doc[1], text, self.patterns, self.rules, self.matched)
+            tree = _decode(doc[1], text, self.patterns, self.rules, self.matched)
+        except (_Bad, ValueError, TypeError, RecursionError, MemoryError):
+            return None
+        if digest is not None:
+            self.used[digest][key] = doc[1]
+            self.stale.add(digest)
+        return tree
+
+    def _tree(self, doc: object, text: str) -> Tree | None:
+        try:
+            return _decode(doc, text, self.patterns, self.rules, self.matched)
         except (_Bad, ValueError, TypeError, RecursionError, MemoryError):
             return None
 
+    def _pack(self, digest: str) -> dict:
+        """The entries of the pack of a source file (read once per process; {} if none)."""
+        pack = self.packs.get(digest)
+        if pack is None:
+            pack = {}
+            raw = self.read(self.pack_path(digest), MAX_PACK)
+            if raw is not None:
+                try:
+                    doc = json.loads(raw)
+                    if type(doc) is list and len(doc) == 2 and doc[0] == PACK and type(doc[1]) is dict:
+                        pack = doc[1]
+                except (ValueError, RecursionError, MemoryError):
+                    pass
+            self.packs[digest] = pack
+            self.used[digest] = {}
+        return pack
+
+    def pack_path(self, digest: str) -> str:
+        return self.path(f"{self.salt}\0pack\0{digest}")
+
     # ---- writing: best effort, a cache that cannot be written is simply not used ----
 
-    def store(self, text: str, start: str, tree: Tree) -> None:
+    def store(self, text: str, start: str, tree: Tree, source: str = "") -> None:
         if not self.writable:
             return
         try:
-            data = json.dumps([start, _encode(tree)], separators=(",", ":"), ensure_ascii=False)
+            doc = _encode(tree)
+            data = json.dumps([start, doc], separators=(",", ":"), ensure_ascii=False)
         except (RecursionError, ValueError, TypeError):
             return
         self.write(self.path_of(text, start), data)
+        digest = self.sources.get(source) if source else None
+        if digest is not None:
+            self._pack(digest)
+            self.used[digest][f"{start}\0{text}"] = doc
+            self.stale.add(digest)
+
+    def flush(self) -> None:
+        """Write the pack of each source file some text of which was not found in it: what its
+        pack held, with every tree this process used from that file."""
+        for digest in sorted(self.stale):
+            if not self.writable:
+                break
+            entries = {**self.packs.get(digest, {}), **self.used.get(digest, {})}
+            try:
+                data = json.dumps([PACK, entries], separators=(",", ":"), ensure_ascii=False)
+            except (RecursionError, ValueError, TypeError):
+                continue
+            self.write(self.pack_path(digest), data)
+            self.packs[digest] = entries
+        self.stale.clear()
 
 
 def _encode(node: Tree | Token) -> list:
@@ -101,7 +169,7 @@ def _decode(doc: object, text: str, patterns: dict[str, re.Pattern], rules: froz
         if type(item) is not list or len(item) != 2:
             raise _Bad
         data, children = item
-        if type(data) is not str or data not in rules or type(children) is not list:
+        if data not in rules or type(children) is not list:  # rules holds texts only
             raise _Bad
         out: list[Tree | Token] = []
         for child in children:
@@ -109,14 +177,12 @@ def _decode(doc: object, text: str, patterns: dict[str, re.Pattern], rules: froz
                 out.append(node(child))
                 continue
             kind, value, line, col = child
-            if type(kind) is not str or type(value) is not str or type(line) is not int or type(col) is not int:
-                raise _Bad
-            if (kind, value) not in matched:
+            if (kind, value) not in matched:  # (texts only: a pattern matched each)
                 pattern = patterns.get(kind)
-                if pattern is None or pattern.fullmatch(value) is None:
+                if pattern is None or type(value) is not str or pattern.fullmatch(value) is None:
                     raise _Bad
                 matched.add((kind, value))
-            if not 1 <= line <= lines or col < 1:
+            if type(line) is not int or type(col) is not int or not 1 <= line <= lines or col < 1:
                 raise _Bad
             at = starts[line - 1] + col - 1
             if at < pos or not startswith(value, at):

@@ -10,27 +10,36 @@ Values are plain data: numbers, strings (entity ids), booleans, none, lists, map
 """
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from math import comb
 from typing import Any
 
 from dsl.runtime import Ctx, RuleError, copy_value, data_size, store_value, writable
+from engine.base.record import FrozenRecord
 
 
-@dataclass(frozen=True)
-class Primitive:
+class Primitive(FrozenRecord):
+    FIELDS = ("name", "fn", "kind", "min_args", "max_args", "kwargs")
     name: str
     fn: Callable
     kind: str  # "pure" | "effect" | "chance"
-    doc: str
     min_args: int
     max_args: int  # -1: any number
     kwargs: tuple[str, ...]
 
+    def __init__(self, name: str, fn: Callable, kind: str, min_args: int, max_args: int,
+                 kwargs: tuple[str, ...]) -> None:
+        self.__dict__.update(name=name, fn=fn, kind=kind, min_args=min_args, max_args=max_args, kwargs=kwargs)
+
+    @property
+    def doc(self) -> str:
+        """The function's docstring, cleaned (inspect is imported only when a doc is read)."""
+        import inspect
+        return inspect.getdoc(self.fn) or ""
+
     @property
     def signature(self) -> str:
+        import inspect
         sig = inspect.signature(self.fn)
         params = list(sig.parameters.values())[1:]
         out = []
@@ -46,22 +55,26 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+_VARARGS = 0x04  # a code object's flag: the function takes *args
 MAX_TEXT = 1_000_000  # characters in a text, items in a list a built-in makes (as codegen.MAX_SEQUENCE)
 MAX_RANGE = 100_000  # items of range() and repeat()
 
 
 def primitive(kind: str = "pure", name: str | None = None):
     def register(fn: Callable) -> Callable:
-        sig = inspect.signature(fn)
-        params = list(sig.parameters.values())[1:]
-        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        required = [p for p in positional if p.default is p.empty]
-        var = any(p.kind is p.VAR_POSITIONAL for p in params)
-        kw = tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-                   and p.default is not p.empty)
+        # The parameters after the context, read from the code object (inspect.signature gives
+        # the same, but importing inspect is about 2% of a cold `daimyo validate`).
+        code = fn.__code__
+        n = code.co_argcount  # positional parameters, the context included
+        names = code.co_varnames
+        defaults = len(fn.__defaults__ or ())
+        kwdefaults = fn.__kwdefaults__ or {}
+        first_default = n - defaults  # the positional parameters from here on have defaults
+        kw = tuple(names[i] for i in range(max(1, code.co_posonlyargcount, first_default), n)) + \
+            tuple(p for p in names[n:n + code.co_kwonlyargcount] if p in kwdefaults)
+        var = bool(code.co_flags & _VARARGS)
         pname = name or fn.__name__.rstrip("_")
-        PRIMITIVES[pname] = Primitive(pname, fn, kind, inspect.getdoc(fn) or "", len(required),
-                                      -1 if var else len(positional), kw)
+        PRIMITIVES[pname] = Primitive(pname, fn, kind, max(0, first_default - 1), -1 if var else n - 1, kw)
         return fn
     return register
 

@@ -15,10 +15,11 @@ after editing the grammar, write it again with
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
+
+from engine.base.diskcache import sha256
 
 NAMES_FILE = "names.json"
 
@@ -87,7 +88,7 @@ def grammar_text() -> str:
 def names_of(parser: Any, grammar: str) -> dict:
     """What `names.json` holds, from lark's parser of `grammar`."""
     rules = {str(r.origin.name) for r in parser.rules} | {str(r.alias) for r in parser.rules if r.alias}
-    return {"grammar_sha256": hashlib.sha256(grammar.encode()).hexdigest(),
+    return {"grammar_sha256": sha256(grammar.encode()).hexdigest(),
             "terminals": sorted([t.name, t.pattern.to_regexp()] for t in parser.terminals),
             "rules": sorted(rules)}
 
@@ -97,7 +98,7 @@ def known_names(grammar: str) -> tuple[list[tuple[str, str]], list[str]] | None:
     file is missing, damaged or written for another grammar (the caller asks lark instead)."""
     try:
         doc = json.loads(Path(__file__).with_name(NAMES_FILE).read_text(encoding="utf-8"))
-        if doc["grammar_sha256"] != hashlib.sha256(grammar.encode()).hexdigest():
+        if doc["grammar_sha256"] != sha256(grammar.encode()).hexdigest():
             return None
         terminals = [(str(name), str(pattern)) for name, pattern in doc["terminals"]]
         return terminals, [str(r) for r in doc["rules"]]

@@ -14,7 +14,6 @@
 """
 from __future__ import annotations
 
-import dataclasses
 import marshal
 import math
 import os
@@ -24,6 +23,7 @@ import pytest
 from scenario_cases import check_scenario, scenario_cases
 
 from engine.agents import RandomAgent
+from engine.base.record import replace
 from engine.model import load
 from engine.run.chance import initial_rng
 from engine.run.game import Game
@@ -227,7 +227,7 @@ def test_combat_matches_exact_odds(title, attacker, defender, castle, src, targe
     exact = battle_odds(attacker, _with_castle(defender, castle), naval=src == "Bizen")
     assert abs(sum(exact.values()) - 1) < 1e-9
     # the battle is the whole game here: scoring its final table is not needed
-    model = dataclasses.replace(load("samurai-swords", players=3), score=None, tiebreak=[])
+    model = replace(load("samurai-swords", players=3), score=None, tiebreak=[])
     base = _battle_game(model, attacker, defender, castle, src, target)
     n = 20_000 if LONG else 1_200
     seen: dict = {}

@@ -129,6 +129,62 @@ def test_a_damaged_or_hostile_entry_is_ignored_and_rewritten(cache, monkeypatch,
     assert json.loads(entry.read_text(encoding="utf-8")) == good  # and the entry is whole again
 
 
+def _validate_in_a_new_process(monkeypatch, target: str) -> tuple[list, list[int]]:
+    """What `validate_targets` finds, as a new process with this cache folder finds it, and the
+    size limit of each parse-cache file it read (a pack's or one text's entry)."""
+    from dsl import parsecache
+    from engine.base import diskcache
+    from engine.loading import yamlcache
+    from engine.model.validate import validate_targets
+
+    fresh_process(monkeypatch)
+    monkeypatch.setattr(yamlcache, "_CACHE", [])
+    monkeypatch.setattr(diskcache, "SOURCES", {})
+    reads: list[int] = []
+    real = parsecache.ParseCache.read
+    monkeypatch.setattr(parsecache.ParseCache, "read",
+                        staticmethod(lambda p, limit: reads.append(limit) or real(p, limit)))
+    diags, _ = validate_targets([target])
+    return [(d.code, str(d.loc), d.message, d.hint) for d in diags.sorted()], reads
+
+
+def test_a_files_trees_are_read_together_and_an_edit_or_a_bad_pack_changes_nothing_found(cache, monkeypatch,
+                                                                                          tmp_path):
+    """Validation keeps the trees of each file's texts in one pack (named by the file's bytes):
+    the next run reads a file's trees at once. An edited text, or a pack whose trees were
+    swapped or damaged, gives what a run without any cache gives, and the pack is written whole."""
+    import shutil
+
+    from dsl.parsecache import MAX_PACK
+    pkg = tmp_path / "race"
+    shutil.copytree(ROOT / "tests" / "rulesets" / "race", pkg)
+    first, _ = _validate_in_a_new_process(monkeypatch, str(pkg))
+    again, reads = _validate_in_a_new_process(monkeypatch, str(pkg))
+    assert first == again == []
+    assert reads and set(reads) == {MAX_PACK}  # no text's own entry was read: every tree came from a pack
+
+    rules = pkg / "rules.yaml"
+    rules.write_text(rules.read_text(encoding="utf-8").replace("when: n == 3", "when: n == three"), encoding="utf-8")
+    edited, _ = _validate_in_a_new_process(monkeypatch, str(pkg))
+    monkeypatch.setenv("DAIMYO_NO_CACHE", "1")
+    uncached, _ = _validate_in_a_new_process(monkeypatch, str(pkg))
+    monkeypatch.delenv("DAIMYO_NO_CACHE")
+    assert edited == uncached and [d[0] for d in edited] == ["D101"] and edited[0][1].endswith("rules.yaml:15:16")
+    assert _validate_in_a_new_process(monkeypatch, str(pkg))[0] == uncached  # from the new pack
+
+    packs = [p for p in cache.rglob("*.json") if json.loads(p.read_bytes())[0] == "pack-1"]
+    for pack in packs:  # each tree given to another text, one damaged, one pack not JSON at all
+        kind, entries = json.loads(pack.read_bytes())
+        keys = list(entries)
+        swapped = {k: entries[keys[(i + 1) % len(keys)]] for i, k in enumerate(keys)}
+        swapped[keys[0]] = ["expression", [["NAME", "__import__('os')", 1, 1]]]
+        pack.write_text(json.dumps([kind, swapped]), encoding="utf-8")
+    packs[-1].write_bytes(b"\x00 not json")
+    assert _validate_in_a_new_process(monkeypatch, str(pkg))[0] == uncached
+    again, reads = _validate_in_a_new_process(monkeypatch, str(pkg))
+    assert again == uncached and set(reads) == {MAX_PACK}  # the packs were written whole again
+
+
 def test_a_fifo_or_folder_in_place_of_an_entry_does_not_hang_or_crash(cache, monkeypatch):
     assert run("x + 1", 1)[0] == 2
     entry = entry_of(cache)
@@ -735,3 +791,40 @@ def test_a_remembered_step_flow_gives_the_nodes_a_fresh_walk_gives(monkeypatch):
         assert without[2] == 0
         assert with_memo[:2] == without[:2]
     assert run(cases[0], True)[2] > 50  # the memo is used: most steps are not walked again
+
+
+def test_each_builtin_takes_the_arguments_its_signature_says():
+    """The built-ins' argument counts and keywords are read from their code objects (validation
+    does not import inspect): the same as inspect.signature gives, for every built-in."""
+    import inspect
+
+    from dsl.primitives import PRIMITIVES
+
+    assert len(PRIMITIVES) > 40
+    for name, prim in PRIMITIVES.items():
+        params = list(inspect.signature(prim.fn).parameters.values())[1:]
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        var = any(p.kind is p.VAR_POSITIONAL for p in params)
+        kw = tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   and p.default is not p.empty)
+        assert (prim.min_args, prim.max_args, prim.kwargs) == (
+            len([p for p in positional if p.default is p.empty]), -1 if var else len(positional), kw), name
+        assert prim.doc == (inspect.getdoc(prim.fn) or ""), name
+
+
+def test_an_editors_unsaved_text_is_kept_in_no_files_pack(cache, monkeypatch, tmp_path):
+    """A file read from an editor's buffer (the language server) no longer names the pack of its
+    saved bytes: the buffer's texts are not written into that file's pack."""
+    from engine.base import diskcache
+    from engine.loading import yamlcache
+    from engine.loading.yamlio import overridden
+
+    monkeypatch.setattr(yamlcache, "_CACHE", [])
+    monkeypatch.setattr(diskcache, "SOURCES", {})
+    path = tmp_path / "rules.yaml"
+    path.write_text("constants: {a: 1}\n", encoding="utf-8")
+    yamlcache.load_yaml_cached(path, Diagnostics(), display_name="pkg/rules.yaml")
+    assert "pkg/rules.yaml" in diskcache.SOURCES
+    with overridden({str(path): "constants: {a: 2}\n"}):
+        value = yamlcache.load_yaml_cached(path, Diagnostics(), display_name="pkg/rules.yaml")
+    assert value["constants"]["a"] == 2 and "pkg/rules.yaml" not in diskcache.SOURCES

@@ -450,6 +450,6 @@ def test_plain_none_is_nothing_and_keys_like_on_are_names() -> None:
 def test_forbidden_characters_are_pyyamls_exactly():
     """Y003's set of characters (written as the forbidden ranges, quicker to compile) is the
     complement of what PyYAML's reader allows, for every code point, lone surrogates included."""
-    from engine.loading.yamlio import _BAD_CHAR
+    from engine.loading.yamlio import _bad_char
     pyyaml = yaml.reader.Reader.NON_PRINTABLE
-    assert all(bool(_BAD_CHAR.match(ch)) == bool(pyyaml.match(ch)) for ch in map(chr, range(0x110000)))
+    assert all(bool(_bad_char().match(ch)) == bool(pyyaml.match(ch)) for ch in map(chr, range(0x110000)))

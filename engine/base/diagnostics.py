@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
 
+from engine.base.record import FrozenRecord
 from engine.base.text import safe_text
 
 
-@dataclass(frozen=True)
-class Loc:
-    """A place in a source file: 1-based line and column; 0 when unknown."""
+class Loc(FrozenRecord):
+    """A place in a source file: 1-based line and column; 0 when unknown. Immutable."""
 
-    file: str = ""
-    line: int = 0
-    col: int = 0
+    FIELDS = ("file", "line", "col")
+    file: str
+    line: int
+    col: int
 
     def __init__(self, file: str = "", line: int = 0, col: int = 0) -> None:
-        # The fields written straight into the instance (the generated __init__ of a frozen
-        # dataclass calls object.__setattr__ per field): reading a ruleset makes ~10^5 of these.
+        # The fields written straight into the instance (it refuses assignment): reading a
+        # ruleset makes ~10^5 of these.
         d = self.__dict__
         d["file"], d["line"], d["col"] = file, line, col
 
@@ -38,16 +38,26 @@ class Loc:
         return Loc(self.file, self.line + line_offset, col)
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(FrozenRecord):
+    """One problem: its code, message, place, severity and hint. Immutable."""
+
+    FIELDS = ("code", "message", "loc", "severity", "hint")
     code: str
     message: str
-    loc: Loc = field(default_factory=Loc)
-    severity: str = "error"  # "error" | "warning"
-    hint: str = ""
+    loc: Loc
+    severity: str  # "error" | "warning"
+    hint: str
+
+    def __init__(self, code: str, message: str, loc: Loc | None = None, severity: str = "error",
+                 hint: str = "") -> None:
+        d = self.__dict__
+        d["code"], d["message"], d["loc"], d["severity"], d["hint"] = \
+            code, message, Loc() if loc is None else loc, severity, hint
 
     def to_json(self) -> dict:
-        out = {"code": self.code, "severity": self.severity, **asdict(self.loc), "message": self.message}
+        loc = self.loc
+        out = {"code": self.code, "severity": self.severity, "file": loc.file, "line": loc.line, "col": loc.col,
+               "message": self.message}
         if self.hint:
             out["hint"] = self.hint
         return out

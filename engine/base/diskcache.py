@@ -11,10 +11,17 @@ cannot be written only costs the cache.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 from pathlib import Path
+
+try:  # Python's own SHA-256 (`_sha2` from 3.12): importing hashlib loads OpenSSL, ~0.6% of a cold validate
+    from _sha2 import sha256  # type: ignore[import-not-found]
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment]
 
 
 def cache_folder(name: str) -> Path | None:
@@ -28,6 +35,12 @@ def cache_folder(name: str) -> Path | None:
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
+# The files read in this process whose bytes the located-YAML cache hashed: the name a file is
+# read under -> the hash of its bytes. The parse cache keeps the trees of one file's rule texts
+# together under it (dsl/parsecache.py, packs); which file a text names changes only where its
+# tree is looked for first, never what is trusted.
+SOURCES: dict[str, str] = {}
+
 
 class DiskCache:
     """Entries in one folder, each named by a hash of its key."""
@@ -39,7 +52,7 @@ class DiskCache:
 
     def path(self, key: str | bytes) -> str:
         """The file of an entry (a text path: a thousand Path objects cost a cold start 1%)."""
-        digest = hashlib.sha256(key.encode() if isinstance(key, str) else key).hexdigest()
+        digest = sha256(key.encode() if isinstance(key, str) else key).hexdigest()
         return f"{self._prefix}{digest[:2]}{os.sep}{digest[2:]}.json"
 
     @staticmethod

@@ -7,10 +7,15 @@ came from outside goes through `safe_text`: control characters become visible es
 from __future__ import annotations
 
 import re
+from functools import cache
 
-# C0 controls except tab and newline, DEL, C1 controls, and the bidirectional overrides
-# (which can make a line read differently from what it holds).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+@cache
+def _control() -> re.Pattern:
+    """C0 controls except tab and newline, DEL, C1 controls, and the bidirectional overrides
+    (which can make a line read differently from what it holds). Compiled on first use: a
+    clean `daimyo validate` prints none of the rulesets' texts."""
+    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(m: re.Match) -> str:
@@ -23,4 +28,5 @@ def safe_text(text: str, newlines: bool = True) -> str:
     `newlines` is false (then shown as `\\n` too)."""
     if not newlines:
         text = text.replace("\n", "\\n")
-    return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
+    control = _control()
+    return control.sub(_escape, text) if control.search(text) else text

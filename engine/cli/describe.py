@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from dataclasses import replace
 from typing import Any
 
 from engine.base.console import EPILOG, add_format_option, parse_options, print_json, report
 from engine.base.diagnostics import Diagnostics, Loc
+from engine.base.record import replace
 from engine.base.text import safe_text
 from engine.cli import help_of
 from engine.loading.layering import KEYED_SECTIONS, LIST_SECTIONS, Resolved, included

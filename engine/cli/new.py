@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import yaml
 
 from engine.base.console import EPILOG, report, usage_error
 from engine.base.diagnostics import Diagnostics
+from engine.base.record import replace
 from engine.cli import help_of
 from engine.loading.layering import Resolved, resolve
 from engine.loading.package import Combo, resolve_combo

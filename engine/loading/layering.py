@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.base.memo import ScopedMemo
+from engine.base.record import Record
 from engine.loading.package import Combo, Package, ordered_before, package_cache, same_value
 from engine.loading.schema import check_data, check_datafile, schema
 from engine.loading.yamlcache import load_yaml_cached
@@ -31,32 +31,43 @@ LIST_SECTIONS = ("flow", "modifier_layers")
 ENTRY_DEPTH = {"kinds": 3, "board": 2, "modifiers": 3}
 
 
-@dataclass
-class Resolved:
+class Resolved(Record):
     """The merged ruleset: plain data plus where each entry came from."""
 
-    data: dict[str, Any]
-    provenance: dict[str, tuple[str, Loc]] = field(default_factory=dict)  # path -> (package id, loc)
-    touched: dict[str, list[tuple[str, Loc]]] = field(default_factory=dict)  # path -> packages changing it
-    notes: list[tuple[str, str]] = field(default_factory=list)  # (package id, text)
-    # Flow lists that patches inserted into, each with a parallel list naming, per item, the
-    # package that inserted it (None: the item was written in the list's own file).
-    flow_origins: list[tuple[list, list[tuple[str, Loc] | None]]] = field(default_factory=list)
-    patched_sections: set[str] = field(default_factory=set)  # sections changed by replace/merge/remove
-    # Item patches in load order: (what was done, e.g. "remove_item" or "insert after", the list's
-    # path, the item's name, package, patch location); describe lists them, removals included.
-    item_patches: list[tuple[str, str, str, str, Loc]] = field(default_factory=list)
-    incomplete: bool = False  # a data file could not be used (its errors are reported)
-    # Every list that flow item patches address, with its path (`_iter_flow_lists`), kept from
-    # one such patch to the next; None after any change that may add, drop or move a list.
-    flow_lists: list[tuple[str, list, tuple]] | None = field(default=None, repr=False, compare=False)
-    # Within `reading_cache()` the data files' values are shared by every build, read-only:
-    # a container is copied into this build (and kept here by id) before layering changes it.
-    # None: the values are this build's own (no cache), changed in place.
-    owned: dict[int, Any] | None = field(default=None, repr=False, compare=False)
-    # The names the items of a flow list answer to, by the list's id (with the list, which is
-    # checked: an id is only unique while its object lives); dropped when the list changes.
-    flow_names: dict[int, tuple[list, set]] = field(default_factory=dict, repr=False, compare=False)
+    FIELDS = ("data", "provenance", "touched", "notes", "flow_origins", "patched_sections", "item_patches",
+              "incomplete", "flow_lists", "owned", "flow_names")
+    COMPARE = FIELDS[:8]
+    REPR = FIELDS[:8]
+
+    def __init__(self, data: dict[str, Any], provenance: dict[str, tuple[str, Loc]] | None = None,
+                 touched: dict[str, list[tuple[str, Loc]]] | None = None, notes: list[tuple[str, str]] | None = None,
+                 flow_origins: list[tuple[list, list[tuple[str, Loc] | None]]] | None = None,
+                 patched_sections: set[str] | None = None,
+                 item_patches: list[tuple[str, str, str, str, Loc]] | None = None, incomplete: bool = False,
+                 flow_lists: list[tuple[str, list, tuple]] | None = None, owned: dict[int, Any] | None = None,
+                 flow_names: dict[int, tuple[list, set]] | None = None) -> None:
+        self.data = data
+        self.provenance = {} if provenance is None else provenance  # path -> (package id, loc)
+        self.touched = {} if touched is None else touched  # path -> packages changing it
+        self.notes = [] if notes is None else notes  # (package id, text)
+        # Flow lists that patches inserted into, each with a parallel list naming, per item, the
+        # package that inserted it (None: the item was written in the list's own file).
+        self.flow_origins = [] if flow_origins is None else flow_origins
+        self.patched_sections = set() if patched_sections is None else patched_sections  # by replace/merge/remove
+        # Item patches in load order: (what was done, e.g. "remove_item" or "insert after", the list's
+        # path, the item's name, package, patch location); describe lists them, removals included.
+        self.item_patches = [] if item_patches is None else item_patches
+        self.incomplete = incomplete  # a data file could not be used (its errors are reported)
+        # Every list that flow item patches address, with its path (`_iter_flow_lists`), kept from
+        # one such patch to the next; None after any change that may add, drop or move a list.
+        self.flow_lists = flow_lists
+        # Within `reading_cache()` the data files' values are shared by every build, read-only:
+        # a container is copied into this build (and kept here by id) before layering changes it.
+        # None: the values are this build's own (no cache), changed in place.
+        self.owned = owned
+        # The names the items of a flow list answer to, by the list's id (with the list, which is
+        # checked: an id is only unique while its object lives); dropped when the list changes.
+        self.flow_names = {} if flow_names is None else flow_names
 
     def where(self, path: str) -> str:
         got = self.provenance.get(path)
@@ -397,7 +408,8 @@ def _apply_patch(res: Resolved, pkg: Package, patch: dict, loc: Loc, diags: Diag
 
 def _forget(res: Resolved, path: str) -> None:
     """Drop the provenance of `path` and everything under it (it was replaced or removed)."""
-    for p in [p for p in res.provenance if p == path or p.startswith(path + ".")]:
+    under = path + "."
+    for p in [p for p in res.provenance if p == path or p.startswith(under)]:
         del res.provenance[p]
 
 

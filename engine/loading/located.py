@@ -7,12 +7,17 @@ values read back from the disk cache (yamlcache.py) are made here without import
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from engine.base.diagnostics import Loc
 
-# YAML 1.1 line breaks: what the parser counts as a new line in its marks.
-LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+@cache
+def line_breaks() -> re.Pattern:
+    """YAML 1.1 line breaks: what the parser counts as a new line in its marks (compiled on first
+    use: values read back from the cache need it only to locate an error)."""
+    return re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 class LocDict(dict):

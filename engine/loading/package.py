@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.base.files import package_dir
 from engine.base.memo import ScopedMemo
+from engine.base.record import Record
 from engine.loading.schema import check_manifest
 from engine.loading.yamlcache import load_yaml_cached
 from engine.loading.yamlio import loc_of
@@ -21,33 +21,42 @@ from engine.loading.yamlio import loc_of
 MANIFEST = "ruleset.yaml"
 
 
-@dataclass
-class DataFile:
-    path: Path
-    display: str
-    when: dict[str, list]  # option or `players` -> allowed values
-    loc: Loc
+class DataFile(Record):
+    FIELDS = ("path", "display", "when", "loc")
+
+    def __init__(self, path: Path, display: str, when: dict[str, list], loc: Loc) -> None:
+        self.path = path
+        self.display = display
+        self.when = when  # option or `players` -> allowed values
+        self.loc = loc
 
 
-@dataclass
-class Package:
-    id: str
-    name: str
-    version: str
-    root: Path
-    manifest: dict
-    manifest_file: str
-    players: tuple[int, int]
-    options: dict[str, dict]  # name -> {values, default, description}
-    extends: str | None
-    requires: list[str]
-    conflicts: list[str]
-    after: list[str]
-    files: list[DataFile] = field(default_factory=list)
-    hands: dict[int, int] = field(default_factory=dict)  # player count -> hands each player plays
-    # `when:` names this package does not declare, left for its combo to check: an expansion may
-    # gate a file on an option of the ruleset it extends or requires (option, values, where).
-    inherited_when: list[tuple[str, list, Loc]] = field(default_factory=list)
+class Package(Record):
+    FIELDS = ("id", "name", "version", "root", "manifest", "manifest_file", "players", "options", "extends",
+              "requires", "conflicts", "after", "files", "hands", "inherited_when")
+
+    def __init__(self, id: str, name: str, version: str, root: Path, manifest: dict, manifest_file: str,
+                 players: tuple[int, int], options: dict[str, dict], extends: str | None, requires: list[str],
+                 conflicts: list[str], after: list[str], files: list[DataFile] | None = None,
+                 hands: dict[int, int] | None = None,
+                 inherited_when: list[tuple[str, list, Loc]] | None = None) -> None:
+        self.id = id
+        self.name = name
+        self.version = version
+        self.root = root
+        self.manifest = manifest
+        self.manifest_file = manifest_file
+        self.players = players
+        self.options = options  # name -> {values, default, description}
+        self.extends = extends
+        self.requires = requires
+        self.conflicts = conflicts
+        self.after = after
+        self.files = [] if files is None else files
+        self.hands = {} if hands is None else hands  # player count -> hands each player plays
+        # `when:` names this package does not declare, left for its combo to check: an expansion may
+        # gate a file on an option of the ruleset it extends or requires (option, values, where).
+        self.inherited_when = [] if inherited_when is None else inherited_when
 
     def loc(self, key: str) -> Loc:
         return loc_of(self.manifest, key) if key in self.manifest else Loc(self.manifest_file, 1, 1)
@@ -270,14 +279,17 @@ def _check_when(pkg: Package, entry: Any, when: dict[str, list], loc: Loc, diags
                           hint=did_you_mean(str(v), map(str, allowed)) or f"allowed: {', '.join(map(str, allowed))}")
 
 
-@dataclass
-class Combo:
+class Combo(Record):
     """A base package and its expansions, in load order, with the chosen options."""
 
-    packages: list[Package]
-    options: dict[str, Any]
-    players: int | None
-    source: str = ""  # the combo as it was named (ids or paths): logs and saves record it
+    FIELDS = ("packages", "options", "players", "source")
+
+    def __init__(self, packages: list[Package], options: dict[str, Any], players: int | None,
+                 source: str = "") -> None:
+        self.packages = packages
+        self.options = options
+        self.players = players
+        self.source = source  # the combo as it was named (ids or paths): logs and saves record it
 
     @property
     def base(self) -> Package:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from engine.base.record import Record
 
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "default", "examples", "$comment"}
 KEYWORDS = {"type", "enum", "properties", "additionalProperties", "required", "propertyNames", "pattern",
@@ -27,20 +28,26 @@ KEYWORDS = {"type", "enum", "properties", "additionalProperties", "required", "p
             "$ref"}
 
 
-@dataclass
-class SchemaError:
+class SchemaError(Record):
     """One way an instance breaks a schema (the fields engine/schema.py reads)."""
 
-    validator: str
-    validator_value: Any
-    instance: Any
-    schema: dict
-    message: str
-    absolute_path: list = field(default_factory=list)
-    relative_path: list = field(default_factory=list)
-    schema_path: list = field(default_factory=list)
-    relative_schema_path: list = field(default_factory=list)
-    context: list[SchemaError] = field(default_factory=list)
+    FIELDS = ("validator", "validator_value", "instance", "schema", "message", "absolute_path", "relative_path",
+              "schema_path", "relative_schema_path", "context")
+
+    def __init__(self, validator: str, validator_value: Any, instance: Any, schema: dict, message: str,
+                 absolute_path: list | None = None, relative_path: list | None = None,
+                 schema_path: list | None = None, relative_schema_path: list | None = None,
+                 context: list[SchemaError] | None = None) -> None:
+        self.validator = validator
+        self.validator_value = validator_value
+        self.instance = instance
+        self.schema = schema
+        self.message = message
+        self.absolute_path = [] if absolute_path is None else absolute_path
+        self.relative_path = [] if relative_path is None else relative_path
+        self.schema_path = [] if schema_path is None else schema_path
+        self.relative_schema_path = [] if relative_schema_path is None else relative_schema_path
+        self.context = [] if context is None else context
 
 
 def _is_type(x: Any, t: str) -> bool:

@@ -21,8 +21,9 @@ from yaml.events import (
 )
 
 from engine.base.diagnostics import Diagnostics, Loc
-from engine.loading.located import LINE_BREAK as _BREAK
-from engine.loading.located import LocDict, LocList
+from engine.loading.located import LocDict, LocList, line_breaks
+
+_BREAK = line_breaks()  # this module is imported only when a file is really parsed
 
 # The C loader is ~10x faster; both produce identical, character-based marks.
 _LOADER = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader

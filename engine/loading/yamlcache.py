@@ -18,20 +18,23 @@ shared).
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import re
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from engine.base import diskcache
 from engine.base.diagnostics import Diagnostics, Loc
+from engine.base.diskcache import sha256
 from engine.loading.yamlio import MAX_FILE_BYTES, LocDict, LocList, load_yaml_text, read_source
 
 FORMAT = 1
 MAX_ENTRY = 64  # bytes of JSON per byte of YAML (plus a fixed allowance), above which an entry is refused
 _SCALARS = (str, int, float, bool, type(None))
+_KEYS = (str, int)
+_one_more = (1).__add__
 _BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks other than \n: such files are not kept
 # How much of a text must be found where it is written: up to the first space, or quote or
 # backslash (which a quoted text may write as an escape).
@@ -47,17 +50,20 @@ _BOOL_START = frozenset("tTfFyYnNoO")
 _FLOAT_START = frozenset("+-.0123456789")
 
 
-# Per text value: how much of it must be found where it is written (`_START`), and whether it
-# looks like something other than text (`_NOT_TEXT`). Ids and names repeat across a ruleset's
-# files: each is matched once.
-_TEXTS: dict[str, tuple[str, bool]] = {}
+# Per text value: how much of it must be found where it is written (`_START`), whether it looks
+# like something other than text (`_NOT_TEXT`), and that start again when finding it where it
+# is written is enough (`_Decoder.node`: not empty, not an alias's `*`, a form that is only
+# text), else None. Ids and names repeat across a ruleset's files: each is matched once.
+_TEXTS: dict[str, tuple[str, bool, str | None]] = {}
 MAX_TEXTS = 100_000
 
 
-def _text_form(value: str) -> tuple[str, bool]:
+def _text_form(value: str) -> tuple[str, bool, str | None]:
     if len(_TEXTS) >= MAX_TEXTS:
         _TEXTS.clear()
-    got = _TEXTS[value] = (_START.match(value).group(), _NOT_TEXT.fullmatch(value) is not None)
+    start = _START.match(value).group()
+    not_text = _NOT_TEXT.fullmatch(value) is not None
+    got = _TEXTS[value] = (start, not_text, start if start and start[0] != "*" and not not_text else None)
     return got
 
 
@@ -68,7 +74,7 @@ class _Bad(Exception):
 def _salt() -> str | None:
     """What the located values depend on besides the file: this format, our reader (its source,
     so that an edited reader never meets old entries), PyYAML's version."""
-    h = hashlib.sha256(f"{FORMAT}\0".encode())
+    h = sha256(f"{FORMAT}\0".encode())
     try:
         spec = importlib.util.find_spec("yaml")
         here = Path(__file__)
@@ -93,7 +99,9 @@ class YamlCache(diskcache.DiskCache):
 
     def load(self, data: bytes, text: str, file: str) -> Any:
         """The value of the file whose bytes are `data` (decoded: `text`), or None if not kept."""
-        raw = self.read(self.path_of(data), MAX_ENTRY * len(data) + 4096)
+        path = self.path_of(data)
+        diskcache.SOURCES[file] = path[len(self._prefix):]  # names this content's pack of parsed texts
+        raw = self.read(path, MAX_ENTRY * len(data) + 4096)
         if raw is None or _BREAKS.search(text):
             return None
         try:
@@ -134,6 +142,8 @@ def load_yaml_cached(path: str | Path, diags: Diagnostics, display_name: str | N
     these bytes were read cleanly before: the same values, locations and diagnostics."""
     file = display_name if display_name is not None else str(path)
     source = read_source(path, diags, file)
+    if source is None or type(source) is not bytes:  # unreadable, or an editor's unsaved text
+        diskcache.SOURCES.pop(file, None)  # its rule texts' trees are no pack's
     if source is None:
         return None
     cache = yaml_cache()
@@ -186,14 +196,8 @@ class _Decoder:
     def __init__(self, text: str, file: str) -> None:
         self.text = text
         self.file = file
-        starts = [0]
-        find = text.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        starts.append(len(text) + 1)
-        self.starts = starts
+        # Where each line starts, and len(text) + 1 after the last (one loop in C, not one per line).
+        self.starts = [0, *accumulate(map(_one_more, map(len, text.split("\n"))))]
         self.pos = 0  # locations must come in text order
         self._last = Loc()  # the location of the node just decoded
 
@@ -218,7 +222,7 @@ class _Decoder:
         t = type(value)
         quoted = text[at - 1:at] in ("'", '"') if at else False
         if t is str:
-            start, not_text = _TEXTS.get(value) or _text_form(value)
+            start, not_text, _ = _TEXTS.get(value) or _text_form(value)
             ok = text.startswith(start, at) and (quoted or key or not not_text)
         elif value is None:
             ok = text.startswith(_NULLS, at) or text[at:at + 1] in _EMPTY_END
@@ -232,6 +236,8 @@ class _Decoder:
             raise _Bad
 
     def node(self, item: object) -> Any:
+        """The value of an entry's node. The scalars of a mapping or list are checked inline, a
+        text whose start is enough (`_TEXTS`) by that start alone; others by `loc` and `written`."""
         if type(item) is not list:
             raise _Bad
         if len(item) == 3:
@@ -245,6 +251,8 @@ class _Decoder:
             raise _Bad
         kind, line, col, children = item
         loc, _ = self.loc(line, col)
+        starts, file, text, texts = self.starts, self.file, self.text, _TEXTS
+        lines, startswith = len(starts), text.startswith
         if kind == "m":
             out = dict.__new__(LocDict)
             key_locs: dict[Any, Loc] = {}
@@ -253,20 +261,59 @@ class _Decoder:
                 if type(pair) is not list or len(pair) != 4:
                     raise _Bad
                 kline, kcol, key, child = pair
-                if type(key) not in (str, int) or key in out:
+                if type(key) not in _KEYS or key in out or type(kline) is not int or type(kcol) is not int \
+                        or not 0 < kline < lines or kcol < 1:
                     raise _Bad
-                key_locs[key], at = self.loc(kline, kcol)
-                self.written(key, at + 1 if self.text[at] in "'\"" else at, key=True)  # a key's location is its quote
-                out[key] = self.node(child)
-                value_locs[key] = self._last
-            out.file, out.loc, out.key_locs, out.value_locs = self.file, loc, key_locs, value_locs
+                at = starts[kline - 1] + kcol - 1
+                if at >= starts[kline] or at < self.pos:
+                    raise _Bad
+                self.pos = at
+                key_locs[key] = Loc(file, kline, kcol)
+                if text[at] in "'\"":
+                    at += 1  # a key's location is its quote
+                start = (texts.get(key) or _text_form(key))[2] if type(key) is str else None
+                if start is None or not startswith(start, at):
+                    self.written(key, at, key=True)
+                if type(child) is list and len(child) == 3:
+                    vline, vcol, value = child
+                    if type(value) not in _SCALARS or type(vline) is not int or type(vcol) is not int \
+                            or not 0 < vline < lines or vcol < 1:
+                        raise _Bad
+                    at = starts[vline - 1] + vcol - 1
+                    if at >= starts[vline] or at < self.pos:
+                        raise _Bad
+                    self.pos = at
+                    value_locs[key] = Loc(file, vline, vcol)
+                    start = (texts.get(value) or _text_form(value))[2] if type(value) is str else None
+                    if start is None or not startswith(start, at):
+                        self.written(value, at)
+                    out[key] = value
+                else:
+                    out[key] = self.node(child)
+                    value_locs[key] = self._last
+            out.file, out.loc, out.key_locs, out.value_locs = file, loc, key_locs, value_locs
         elif kind == "l":
             out = list.__new__(LocList)
             item_locs: list[Loc] = []
             for child in children:
-                out.append(self.node(child))
-                item_locs.append(self._last)
-            out.file, out.loc, out.item_locs = self.file, loc, item_locs
+                if type(child) is list and len(child) == 3:
+                    vline, vcol, value = child
+                    if type(value) not in _SCALARS or type(vline) is not int or type(vcol) is not int \
+                            or not 0 < vline < lines or vcol < 1:
+                        raise _Bad
+                    at = starts[vline - 1] + vcol - 1
+                    if at >= starts[vline] or at < self.pos:
+                        raise _Bad
+                    self.pos = at
+                    item_locs.append(Loc(file, vline, vcol))
+                    start = (texts.get(value) or _text_form(value))[2] if type(value) is str else None
+                    if start is None or not startswith(start, at):
+                        self.written(value, at)
+                    out.append(value)
+                else:
+                    out.append(self.node(child))
+                    item_locs.append(self._last)
+            out.file, out.loc, out.item_locs = file, loc, item_locs
         else:
             raise _Bad
         self._last = loc

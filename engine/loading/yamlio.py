@@ -20,11 +20,11 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache
 from typing import Any
 
 from engine.base.diagnostics import Diagnostics, Loc
-from engine.loading.located import LINE_BREAK as _BREAK
-from engine.loading.located import LocDict, LocList, loc_of
+from engine.loading.located import LocDict, LocList, line_breaks, loc_of
 
 __all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overridden", "read_source"]
 
@@ -32,7 +32,11 @@ __all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overr
 # A0-D7FF, E000-FFFD and 10000-10FFFF), plus the lone surrogates that `surrogateescape` decoding
 # produces for bytes that are not UTF-8. Written as the forbidden ranges: the same set, compiled
 # in a seventh of the time of the allowed ranges negated (tests/test_yamlio.py checks every character).
-_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+# Compiled on first use: only a file that is really parsed (not read from the cache) is checked.
+@cache
+def _bad_char() -> re.Pattern:
+    return re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
 
 # Texts that replace files on disk while they are being edited (the language server checks an
 # editor's unsaved buffer): absolute real path -> text. See `overridden`.
@@ -138,14 +142,14 @@ def load_yaml_text(text: str | bytes, file: str, diags: Diagnostics, **limits: i
 def _loc_at(text: str, index: int, file: str) -> Loc:
     """The 1-based line and column of `text[index]`, counting YAML line breaks."""
     line, start = 1, 0
-    for m in _BREAK.finditer(text, 0, index):
+    for m in line_breaks().finditer(text, 0, index):
         line, start = line + 1, m.end()
     return Loc(file, line, index - start + 1)
 
 
 def _check_chars(text: str, file: str, diags: Diagnostics) -> bool:
     """Y003 at the first NUL byte, non-UTF-8 byte or control character, if any."""
-    m = _BAD_CHAR.search(text)
+    m = _bad_char().search(text)
     if not m:
         return True
     ch = m.group()

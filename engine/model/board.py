@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
@@ -43,12 +42,11 @@ _SCALARS = (str, int, float, bool, type(None))
 Pair = tuple[str, str]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
 class Board:
-    """The compiled map. Treat every field as read-only.
+    """The compiled map. Every field is read-only (assigning one raises AttributeError).
 
-    `eq=False` keeps identity equality and hashing, so a board can key a cache; a field-wise
-    comparison of two boards is rarely wanted and would be slow.
+    Equality and hashing are by identity, so a board can key a cache; a field-wise comparison of
+    two boards is rarely wanted and would be slow.
     """
 
     spaces: tuple[str, ...]                                  # sorted ids
@@ -60,9 +58,26 @@ class Board:
     neighbors_by_kind: dict[str, dict[str, tuple[str, ...]]]  # kind -> id -> sorted ids
     sets: dict[str, frozenset[str]]
     layout: dict[str, tuple[float, float]]
-    space_kind: str = "space"                                # entity kind of the spaces
-    region_info: dict[str, dict[str, str]] = field(default_factory=dict)  # region id -> name, color
-    unverified: dict[Pair, str] = field(default_factory=dict)  # sorted pair -> why it is doubtful
+    space_kind: str                                          # entity kind of the spaces
+    region_info: dict[str, dict[str, str]]                   # region id -> name, color
+    unverified: dict[Pair, str]                              # sorted pair -> why it is doubtful
+
+    def __init__(self, spaces: tuple[str, ...], index: dict[str, int], attrs: dict[str, dict],
+                 region_of: dict[str, str], regions: dict[str, tuple[str, ...]], neighbors: dict[str, tuple[str, ...]],
+                 neighbors_by_kind: dict[str, dict[str, tuple[str, ...]]], sets: dict[str, frozenset[str]],
+                 layout: dict[str, tuple[float, float]], space_kind: str = "space",
+                 region_info: dict[str, dict[str, str]] | None = None,
+                 unverified: dict[Pair, str] | None = None) -> None:
+        self.__dict__.update(spaces=spaces, index=index, attrs=attrs, region_of=region_of, regions=regions,
+                             neighbors=neighbors, neighbors_by_kind=neighbors_by_kind, sets=sets, layout=layout,
+                             space_kind=space_kind, region_info={} if region_info is None else region_info,
+                             unverified={} if unverified is None else unverified)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
 
     def adjacent(self, a: str, b: str, kind: str | None = None) -> bool:
         """Whether `a` and `b` are linked (by a link of `kind`, or of any kind)."""

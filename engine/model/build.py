@@ -76,10 +76,11 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
     if data["board"]:
         section = data["board"]
         if isinstance(section, LocDict) and not section.loc.line:  # merged from several files: locate
-            where = [loc for path, (_, loc) in res.provenance.items() if path.startswith("board.") and loc.line]
+            where = next((loc for path, (_, loc) in res.provenance.items() if path.startswith("board.") and loc.line),
+                         None)
             section = copy_map(section)
-            section.loc = where[0] if where else section.loc
-        board = _board(section, diags)
+            section.loc = where if where is not None else section.loc
+        board = _board(section, data["board"], diags)
         sk = data["board"].get("space_kind")
         if board is not None:
             if not sk:
@@ -142,7 +143,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         sym.constants[cname] = copy_value(value)  # plain data: the loader's located types stay behind
     sym.option_names = {str(k) for k in combo.options}
     sym.fields = {f for k in kinds.values() for f in k.fields}
-    sym.statics = {a for s in static.values() for a in s}
+    sym.statics = set().union(*static.values())  # every attribute name (a set made in C)
     sym.collections = {c: c for c in collections}
     for gname in globals_:
         if gname in sym.constants or gname in collections:
@@ -293,13 +294,22 @@ def board_cache() -> AbstractContextManager[None]:
     return _BOARDS.scope()
 
 
-def _board(section: dict, diags: Diagnostics) -> Board | None:
+def _board(section: dict, resolved: dict, diags: Diagnostics) -> Board | None:
     """build_board, remembered within `board_cache()`. Only a clean build is kept (a Board holds
     no locations, so the same content gives the same Board wherever it is written); the key is
-    the section's repr, which tells apart every type the checks do."""
+    the section's repr, which tells apart every type the checks do. `resolved` is the section as
+    layering left it (`section` may be a located copy): within validation the builds share it
+    unchanged (engine/loading/layering.py `_own`), so its repr is worked out once."""
     memo = _BOARDS.get()
-    key = repr(section) if memo is not None else ""
-    if memo is None or "[...]" in key or "{...}" in key:
+    if memo is None:
+        return build_board(section, diags)
+    known = memo.get(("repr", id(resolved)))
+    if known is not None and known[0] is resolved:
+        key = known[1]
+    else:
+        key = repr(section)
+        memo[("repr", id(resolved))] = (resolved, key)  # held: an id is only unique while its object lives
+    if "[...]" in key or "{...}" in key:
         return build_board(section, diags)
     if key in memo:
         return memo[key]

@@ -19,37 +19,46 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any
 
 from dsl.compiler import Compiler
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.base.memo import ScopedMemo
+from engine.base.record import Record
 from engine.loading.yamlio import loc_of
 
 Fn = Callable[[Any], Any]
 
 
-@dataclass
-class Node:
-    kind: str  # seq effect step repeat for while if choose
-    loc: Loc = field(default_factory=Loc)
-    label: str = ""
-    children: list[int] = field(default_factory=list)  # seq
-    fn: Fn | None = None  # effect; condition; list; count
-    var: str = ""  # loop or choice variable
-    var_global: bool = False  # the loop variable is a declared global
-    body: int = -1  # repeat/for/while body, if-then, choose-then
-    other: int = -1  # if-else, choose-else
-    player: Fn | None = None  # choose
-    prompt: Fn | None = None
-    secret: bool = False
-    optional: bool = False
-    step: str = ""  # step call
-    args: dict[str, Fn] = field(default_factory=dict)
-    title: str = ""
-    title_fn: Fn | None = None  # a title with {inserts}, evaluated when the step starts
-    params: tuple[str, ...] = ()
+class Node(Record):
+    """One item of the flow, in the model's node table (children and bodies by index)."""
+
+    FIELDS = ("kind", "loc", "label", "children", "fn", "var", "var_global", "body", "other", "player", "prompt",
+              "secret", "optional", "step", "args", "title", "title_fn", "params")
+
+    def __init__(self, kind: str, loc: Loc | None = None, label: str = "", children: list[int] | None = None,
+                 fn: Fn | None = None, var: str = "", var_global: bool = False, body: int = -1, other: int = -1,
+                 player: Fn | None = None, prompt: Fn | None = None, secret: bool = False, optional: bool = False,
+                 step: str = "", args: dict[str, Fn] | None = None, title: str = "", title_fn: Fn | None = None,
+                 params: tuple[str, ...] = ()) -> None:
+        self.kind = kind  # seq effect step repeat for while if choose
+        self.loc = Loc() if loc is None else loc
+        self.label = label
+        self.children = [] if children is None else children  # seq
+        self.fn = fn  # effect; condition; list; count
+        self.var = var  # loop or choice variable
+        self.var_global = var_global  # the loop variable is a declared global
+        self.body = body  # repeat/for/while body, if-then, choose-then
+        self.other = other  # if-else, choose-else
+        self.player = player  # choose
+        self.prompt = prompt
+        self.secret = secret
+        self.optional = optional
+        self.step = step  # step call
+        self.args = {} if args is None else args
+        self.title = title
+        self.title_fn = title_fn  # a title with {inserts}, evaluated when the step starts
+        self.params = params
 
 
 # Within `flow_cache()` (validation), the flow of a step compiled without any diagnostic is

@@ -6,13 +6,13 @@ and modifiers, and how the game is scored.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from dsl.compiler import Symbols
+from engine.base.diskcache import sha256
+from engine.base.record import Record
 from engine.loading.layering import Resolved
 from engine.loading.package import Combo
 from engine.model.board import Board
@@ -22,50 +22,71 @@ PLAYER_KIND = "player"
 MAX_PLAYERS = 16
 
 
-@dataclass
-class Kind:
-    name: str
-    collection: str = ""
-    owner: str = ""
-    fields: dict[str, Any] = field(default_factory=dict)  # field -> initial value
-    visible: dict[str, str] = field(default_factory=dict)  # field -> all | owner | none
-    items: dict[str, dict] = field(default_factory=dict)
+class Kind(Record):
+    FIELDS = ("name", "collection", "owner", "fields", "visible", "items")
+
+    def __init__(self, name: str, collection: str = "", owner: str = "", fields: dict[str, Any] | None = None,
+                 visible: dict[str, str] | None = None, items: dict[str, dict] | None = None) -> None:
+        self.name = name
+        self.collection = collection
+        self.owner = owner
+        self.fields = {} if fields is None else fields  # field -> initial value
+        self.visible = {} if visible is None else visible  # field -> all | owner | none
+        self.items = {} if items is None else items
 
 
-@dataclass
-class Model:
-    combo: Combo
-    resolved: Resolved
-    kinds: dict[str, Kind]
-    kind_of: dict[str, str]  # entity id -> kind
-    static: dict[str, dict]
-    board: Board | None
-    collections: dict[str, tuple[str, ...]]  # collection name -> entity ids
-    globals: dict[str, Any]
-    globals_visible: dict[str, str]
-    functions: dict[str, Callable]
-    procedures: dict[str, Callable]
-    triggers: dict[str, list[tuple[str, Callable | None, Callable]]]
-    modifiers: dict[str, list[tuple[str, Callable | None, Callable]]]
-    modifier_params: dict[str, tuple[str, ...]]
-    nodes: list[Node]
-    steps: dict[str, int]
-    root: int
-    score: Callable | None
-    tiebreak: list[Callable]
-    evaluate: Callable | None
-    status: Callable | None
-    player_names: list[str]
-    symbols: Symbols
-    checks: dict[str, Callable | None] = field(default_factory=dict)  # the compiled `checks:`
-    frozen_ids: frozenset[int] = frozenset()  # ids of constant lists and maps (shared, read-only)
-    label: Callable | None = None  # display.label: how an option is shown to a person
-    reads: frozenset[str] = frozenset()  # names and attributes the rule texts (checks too) mention
-    hints: dict[str, Any] = field(default_factory=dict)  # hints for bots: prefer, versus, scale, round
-    # What the layers above make once per model and share between its games (the direct runner's
-    # code for the flow): kept here so that a model and its derived code live and die together.
-    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    _fingerprint: str = field(default="", repr=False)
+class Model(Record):
+    FIELDS = ("combo", "resolved", "kinds", "kind_of", "static", "board", "collections", "globals",
+              "globals_visible", "functions", "procedures", "triggers", "modifiers", "modifier_params", "nodes",
+              "steps", "root", "score", "tiebreak", "evaluate", "status", "player_names", "symbols", "checks",
+              "frozen_ids", "label", "reads", "hints", "derived", "_fingerprint")
+    COMPARE = tuple(f for f in FIELDS if f != "derived")
+    REPR = tuple(f for f in FIELDS if f not in ("derived", "_fingerprint"))
+
+    def __init__(self, combo: Combo, resolved: Resolved, kinds: dict[str, Kind], kind_of: dict[str, str],
+                 static: dict[str, dict], board: Board | None, collections: dict[str, tuple[str, ...]],
+                 globals: dict[str, Any], globals_visible: dict[str, str], functions: dict[str, Callable],
+                 procedures: dict[str, Callable], triggers: dict[str, list[tuple[str, Callable | None, Callable]]],
+                 modifiers: dict[str, list[tuple[str, Callable | None, Callable]]],
+                 modifier_params: dict[str, tuple[str, ...]], nodes: list[Node], steps: dict[str, int], root: int,
+                 score: Callable | None, tiebreak: list[Callable], evaluate: Callable | None,
+                 status: Callable | None, player_names: list[str], symbols: Symbols,
+                 checks: dict[str, Callable | None] | None = None, frozen_ids: frozenset[int] = frozenset(),
+                 label: Callable | None = None, reads: frozenset[str] = frozenset(),
+                 hints: dict[str, Any] | None = None, derived: dict[str, Any] | None = None,
+                 _fingerprint: str = "") -> None:
+        self.combo = combo
+        self.resolved = resolved
+        self.kinds = kinds
+        self.kind_of = kind_of  # entity id -> kind
+        self.static = static
+        self.board = board
+        self.collections = collections  # collection name -> entity ids
+        self.globals = globals
+        self.globals_visible = globals_visible
+        self.functions = functions
+        self.procedures = procedures
+        self.triggers = triggers
+        self.modifiers = modifiers
+        self.modifier_params = modifier_params
+        self.nodes = nodes
+        self.steps = steps
+        self.root = root
+        self.score = score
+        self.tiebreak = tiebreak
+        self.evaluate = evaluate
+        self.status = status
+        self.player_names = player_names
+        self.symbols = symbols
+        self.checks = {} if checks is None else checks  # the compiled `checks:`
+        self.frozen_ids = frozen_ids  # ids of constant lists and maps (shared, read-only)
+        self.label = label  # display.label: how an option is shown to a person
+        self.reads = reads  # names and attributes the rule texts (checks too) mention
+        self.hints = {} if hints is None else hints  # hints for bots: prefer, versus, scale, round
+        # What the layers above make once per model and share between its games (the direct runner's
+        # code for the flow): kept here so that a model and its derived code live and die together.
+        self.derived = {} if derived is None else derived
+        self._fingerprint = _fingerprint
 
     @property
     def name(self) -> str:
@@ -89,7 +110,7 @@ def fingerprint_of(combo: Combo, res: Resolved) -> str:
         blob = json.dumps([combo.name, combo.options, res.data], sort_keys=True, default=str)
     except TypeError:  # a mapping mixing number and text keys ({3: 20, default: 14}) cannot be sorted
         blob = json.dumps([combo.name, combo.options, _text_keys(res.data)], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    return sha256(blob.encode()).hexdigest()[:16]
 
 
 def _text_keys(x: Any) -> Any:

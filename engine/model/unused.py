@@ -15,25 +15,30 @@ one item counts as read for every item that has it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
+from engine.base.record import FrozenRecord
 from engine.loading.yamlio import loc_of
 from engine.model.ruleset import Model
 
 ITEM_META_KEYS = ("notes", "pos")  # documentation and map layout, never rule data
 
 
-@dataclass(frozen=True)
-class Datum:
+class Datum(FrozenRecord):
     """One declared datum: `name` as `unused:` names it, what it is, and where it is written."""
 
+    FIELDS = ("name", "what", "where", "loc", "mentioned_as", "path")
     name: str
     what: str
     where: str  # more about where it is declared, for the message
     loc: Loc
     mentioned_as: str  # the name a rule text uses for it (a constant's name, an attribute)
     path: str  # where it sits in the resolved data, for its provenance: `constants.x`
+
+    def __init__(self, name: str, what: str, where: str, loc: Loc, mentioned_as: str, path: str) -> None:
+        d = self.__dict__
+        d["name"], d["what"], d["where"], d["loc"], d["mentioned_as"], d["path"] = \
+            name, what, where, loc, mentioned_as, path
 
 
 def declared(model: Model) -> list[Datum]:

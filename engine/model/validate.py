@@ -20,12 +20,12 @@ import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dsl.compiler import compile_cache
 from engine.base.diagnostics import Diagnostic, Diagnostics
+from engine.base.record import replace
 from engine.loading.layering import included, reading_cache, resolve
 from engine.loading.package import (
     MANIFEST,
