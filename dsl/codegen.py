@@ -16,7 +16,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from dsl.primitives import PRIMITIVES, describe
+from dsl.primitives import PRIMITIVES, _seq, describe
 from dsl.runtime import _PLAIN, Ctx, RuleError, store_value, writable
 from engine.base.diagnostics import Loc
 
@@ -260,6 +260,8 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_int": int, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
     "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
     "_loop_list": _loop_list, "_id": id,
+    # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)
+    "_seq": _seq, "_setattr": setattr, "_any": any, "_all": all,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 

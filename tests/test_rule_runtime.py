@@ -189,7 +189,97 @@ def test_len_of_any_value_and_count_any_all_with_a_condition():
 def test_a_parameter_that_is_not_a_name_is_passed_by_name_and_never_written_into_code():
     # The schema refuses such names; the compiler must not rely on it: they would become the
     # generated function's parameters. A call of such a function binds by name instead.
-    comp, model, diags = ruleset(functions={"odd": (("n): pass  #", "m"), "m + 1")})
+    comp, model, _diags = ruleset(functions={"odd": (("n): pass  #", "m"), "m + 1")})
     assert "pass" not in model.functions["odd"].source
     c, _ = run_effect(comp, model, "total = odd(5, 6)")
     assert c.state["globals"]["total"] == 7 and c.meter.used == 1
+
+
+# ---- `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`) ----
+
+def test_a_test_written_in_place_gives_what_the_primitive_gives():
+    comp, model, _ = ruleset()
+    # `where=f` (a function held in a local) runs the primitive; `where=x => ...` the inline loop
+    c, _ = run_effect(comp, model, "let f = x => x > 1\nlet xs = [3, 0, 2, 1]\nlet m = {'a': 1, 'b': 2}\n"
+                                   "trace = [count(xs, where=x => x > 1), count(xs, where=f),"
+                                   " any(xs, where=x => x > 1), any(xs, where=f),"
+                                   " all(xs, where=x => x > 1), all(xs, where=f),"
+                                   " filter(xs, x => x > 1), filter(xs, f), count(m, x => x == 'b'),"
+                                   " any([], where=x => x), all([], where=x => x), count(xs, x => x)]")
+    assert c.state["globals"]["trace"] == [2, 2, True, True, False, False, [3, 2], [3, 2], 1, False, True, 3]
+
+
+def test_a_test_written_in_place_counts_one_step_before_each_test_and_any_stops_at_the_first():
+    comp, model, _ = ruleset()
+    for text, steps in (("total = count([1, 2, 3], where=x => x > 1)", 3),
+                        ("trace = filter([1, 2, 3], x => x > 1)", 3),
+                        ("total = any([1, 2, 3], where=x => x > 1)", 2),
+                        ("total = all([1, 0, 3], where=x => x > 0)", 2)):
+        c, _ = run_effect(comp, model, text)
+        assert c.meter.used == steps, text
+    # a step is counted before each test, not all at once: with a budget of 2 the second test runs
+    # (and fails) before the budget runs out at the third
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "total = count([1, 'a', 3], where=x => x + 1 > 0)", budget=2)
+    assert err.value.code == "E001" and "cannot evaluate" in err.value.message
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntotal = count([1, 2, 3], where=x => x > 0)", budget=2)
+    assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_a_test_written_in_place_keeps_the_primitives_errors_and_their_place():
+    comp, model, _ = ruleset(fields={"score"})
+    for name in ("count", "any", "all", "filter"):
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, f"\n\ntotal = {name}(5, x => x)")
+        assert err.value.message == f"{name}() needs a list, got `5`" and err.value.loc == Loc("flow.yaml", 7, 9)
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntotal = count([1, 2], where=x => x.score > 0)")
+    assert err.value.message == "`1` has no attribute `score`" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_a_test_written_in_place_has_its_own_variable_and_sees_the_outer_ones():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "let x = 'outer'\nlet limit = 2\n"
+                                   "total = count([[1, 2], [3]], where=x => any(x, where=y => y > limit))\n"
+                                   "trace = [x, total, filter([0, 1, 2], x => x >= limit)]")
+    assert c.state["globals"]["trace"] == ["outer", 1, [2]]
+
+
+# ---- reads shared within one expression (compiler `_x_getattr`, `_reads_shared`) ----
+
+def test_a_read_repeated_in_one_expression_gives_the_same_value_and_is_made_once():
+    comp, model, _ = ruleset(functions={"size": (("x",), "x.force.a + x.force.b + x.hand.a")},
+                             fields={"force", "hand", "a", "b"})
+    ent = {"P1": {"force": {"a": 1, "b": 2}, "hand": {"a": 4}}}
+    c, _ = run_effect(comp, model, "total = size('P1') + size({'force': {'a': 10, 'b': 20}, 'hand': {'a': 5}})",
+                      ent=ent)
+    assert c.state["globals"]["total"] == 7 + 35
+    source = model.functions["size"].source
+    assert source.count("E.get(v_x)") == 1 and source.count("'force' in") == 1  # one lookup of x, one of its force
+
+
+def test_reads_are_not_shared_across_a_procedure_that_changes_them():
+    comp, model, _ = ruleset(procedures={"bump": ((), "P1.score += 1")}, fields={"score"})
+    c, _ = run_effect(comp, model, "trace = [P1.score, bump(), P1.score]", ent={"P1": {"score": 0}})
+    assert c.state["globals"]["trace"] == [0, None, 1]
+
+
+def test_a_read_in_a_part_that_did_not_run_is_made_again():
+    comp, model, _ = ruleset(fields={"score"})
+    ent = {"P1": {"score": 3}, "P2": {"score": 5}}
+    # the first `p.score` runs only for P2, and `and` runs its right side only when the left holds:
+    # the later reads must not take a value from a part that did not run (or ran for another p)
+    c, _ = run_effect(comp, model, "for p in ['P1', 'P2', 'P1']:\n"
+                                   "    trace = trace + [(p.score if p == 'P2' else 0) + p.score]\n"
+                                   "    trace = trace + [(p == 'P2' and p.score > 4) or p.score]", ent=ent)
+    assert c.state["globals"]["trace"] == [3, 3, 10, True, 3, 3]
+
+
+def test_a_repeated_read_that_fails_fails_at_its_place_with_its_message():
+    comp, model, _ = ruleset(fields={"score"})
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let x = 5\ntotal = x.score + x.score")
+    assert err.value.message == "`5` has no attribute `score`" and err.value.loc == Loc("flow.yaml", 6, 9)
+    c, _ = run_effect(comp, model, "let m = {'score': 2}\ntotal = m.score * m.score + len(m)")
+    assert c.state["globals"]["total"] == 5
