@@ -283,3 +283,23 @@ def test_a_repeated_read_that_fails_fails_at_its_place_with_its_message():
     assert err.value.message == "`5` has no attribute `score`" and err.value.loc == Loc("flow.yaml", 6, 9)
     c, _ = run_effect(comp, model, "let m = {'score': 2}\ntotal = m.score * m.score + len(m)")
     assert c.state["globals"]["total"] == 5
+
+
+def test_a_local_keeps_its_entity_only_where_the_first_read_surely_ran_and_the_local_is_the_same():
+    comp, model, _ = ruleset(fields={"score", "mate"})
+
+    def trace(text: str) -> Any:
+        ent = {"P1": {"score": 3, "mate": "P2"}, "P2": {"score": 5, "mate": "P1"}}
+        return run_effect(comp, model, text, ent=ent)[0].state["globals"]["trace"]
+    # a local bound again reads its new entity
+    assert trace("let x = 'P1'\ntrace = [x.score]\nx = 'P2'\ntrace = trace + [x.score]") == [3, 5]
+    # a read inside an `if` that did not run, an `elif` condition that did not run, and the
+    # arguments of `say` in a silent game (not built) leave nothing for the reads after them
+    assert trace("let p = 'P2'\nif total > 0:\n    trace = [p.score]\ntrace = trace + [p.score]") == [5]
+    assert trace("let p = 'P2'\nif total == 0:\n    pass\nelif p.score > 1:\n    pass\ntrace = [p.score]") == [5]
+    assert trace("let p = 'P2'\nsay('{p.score}')\ntrace = [p.score, p.mate]") == [5, "P1"]
+    # the target's object runs before the value: it must not use what the value read
+    assert trace("let p = 'P1'\np.mate.score = p.score + p.mate.score\nlet r = 'P2'\ntrace = [r.score]") == [8]
+    # a loop's variable is a new entity each round; a `let` in the loop body is bound anew
+    assert trace("for q in ['P1', 'P2', 'P1']:\n    let y = q.mate\n    trace = trace + [q.score, y.score]") \
+        == [3, 5, 5, 3, 3, 5]
