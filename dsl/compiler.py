@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl.codegen import AUG_OPS, Unit, by_position
+from dsl.codegen import AUG_OPS, MAX_SEQUENCE, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
@@ -592,6 +592,16 @@ class Compiler:
             return f"{o} = {obj}; {x} = {value}; {found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
+        if op in ("+", "-"):
+            # a whole number added to or taken from a whole number in a map written out, in
+            # `_set_item`'s order (not a constant, then the item); any other case goes to it
+            u = self._unit
+            d, k, x, o, r = u.temp(), u.temp(), u.temp(), u.temp(), u.temp()
+            return (f"{d} = {cont}; {k} = {key}; {x} = {value}\n"
+                    f"if _type({d}) is _dict and _id({d}) not in c.model.frozen_ids and _type({x}) is _int "
+                    f"and _type({o} := {d}.get({k}, 0)) is _int and {-_SMALL} < ({r} := {o} {op} {x}) < {_SMALL}: "
+                    f"{d}[{k}] = {r}\n"
+                    f"else: _set_item(c, {d}, {k}, {x}, {fn})")
         if op:
             return f"_set_item(c, {cont}, {key}, {value}, {fn})"
         # `_set_item` for every case but the common one (a plain value into a map that is not a
@@ -800,8 +810,8 @@ class Compiler:
     def _stored(self, value: str) -> str:
         """`value` as it goes into the state (runtime `store_value`): a copy, checked, except a
         plain scalar (text, whole number, truth value, none), kept as it is without a call."""
-        if _PLAIN_LITERAL.fullmatch(value):
-            return value
+        if _PLAIN_LITERAL.fullmatch(value) or _FRESH_LITERAL.fullmatch(value):
+            return value  # (a list or map written out of plain scalars is made anew each time: no copy)
         if _TEMP.fullmatch(value):  # a value already held in a temporary
             return f"({value} if _type({value}) in _PL else _copy({value}))"
         x = self._unit.temp()  # (assignments are statements: `:=` is allowed here)
@@ -819,6 +829,10 @@ class Compiler:
             x, y, r = u.temp(), u.temp(), u.temp()
             return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
                     f"< {_SMALL} else _add({x}, {y}))")
+        if op == "+":  # a text or a list on one side: two of one kind joined, bounded as `_add` bounds it
+            x, y = u.temp(), u.temp()
+            return (f"({x} + {y} if _type({x} := {a}) is _type({y} := {b}) in _SEQT and _len({x}) + _len({y}) "
+                    f"<= {MAX_SEQUENCE} else _add({x}, {y}))")
         if op == "-":
             r = u.temp()
             return f"({r} if {-_SMALL} < ({r} := {a} - {b}) < {_SMALL} else _sub_result({r}))"
@@ -941,6 +955,7 @@ class Compiler:
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
             table = "procedures" if is_proc else "functions"
+            self._unit.calls_out = True
             if not by_position_ok(decl.params):  # (R015, a parameter named twice; or a name not a name)
                 scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
                 return f"_ucall(c, {table!r}, {name!r}, {scope_})"
@@ -961,6 +976,12 @@ class Compiler:
             if k not in prim.kwargs:
                 raise _CompileError("D103", f"`{name}` has no option `{k}=`", loc,
                                     f"it is `{prim.signature}`")
+        if name == "controller" and len(args) == 1 and not kwargs and not self._no_walrus:
+            # a player of the game: itself, or the seat's player (primitives.controller); any
+            # other value goes to the primitive, which refuses it
+            p, seats = self._unit.temp(), self._unit.temp()
+            return (f"(({seats}[{p}] if ({seats} := c.state.get('seats')) else {p}) if ({p} := {args[0]}) "
+                    f"in c.state['players'] else P_controller(c, {p}))")
         if name == "len" and len(args) == 1 and not self._no_walrus:
             # `len` of a list, map or text, without a call; any other value goes to the primitive
             t = self._unit.temp()
@@ -1028,6 +1049,7 @@ class Compiler:
                                 f"got {len(args)}", loc)
         if name in ("emit", "run") and scope.pure:
             raise _CompileError("D104", f"`{name}` changes the game and cannot be used here", loc)
+        self._unit.calls_out = True  # (a modifier's layers, an event's triggers and a step run rules)
         if name == "value":
             base, *args = args
         mapping = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
@@ -1151,6 +1173,9 @@ _SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
                        r"P_(?:str|join|keys|values|sorted|range|filter|reversed|unique|neighbors)\(")
 # Generated source of a scalar written out (a whole number, none, a truth value, a text)
 _PLAIN_LITERAL = re.compile(r"-?[0-9]+|None|True|False|'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
+_PL_ = f"(?:{_PLAIN_LITERAL.pattern})"
+# Generated source of a list or map written out of plain scalars (`_x_list_`, `_x_dict_`)
+_FRESH_LITERAL = re.compile(rf"\[(?:{_PL_}(?:, {_PL_})*)?\]|\{{(?:{_PL_}: {_PL_}(?:, {_PL_}: {_PL_})*)?\}}")
 
 
 _TOKEN_WORDS = {

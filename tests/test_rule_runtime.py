@@ -303,3 +303,77 @@ def test_a_local_keeps_its_entity_only_where_the_first_read_surely_ran_and_the_l
     # a loop's variable is a new entity each round; a `let` in the loop body is bound anew
     assert trace("for q in ['P1', 'P2', 'P1']:\n    let y = q.mate\n    trace = trace + [q.score, y.score]") \
         == [3, 5, 5, 3, 3, 5]
+
+
+def test_a_function_that_calls_nothing_still_counts_its_call_and_checks_the_depth():
+    comp, model, _ = ruleset(functions={"one": (("n",), "n + 1")},
+                             procedures={"down": (("n",), "total += one(n)\ndown(n + 1)")})
+    assert "c.depth = " not in model.functions["one"].source  # nothing in it looks at the depth
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "down(0)")
+    # `down` runs at depths 1..200; at 200 its call of `one` is refused, at the call
+    assert err.value.message == f"`one` called itself more than {MAX_CALL_DEPTH} levels deep"
+    assert err.value.loc == Loc("rules.yaml", 30, 12)
+    c, _ = run_effect(comp, model, "total = one(1) + one(2)")
+    assert c.state["globals"]["total"] == 5 and c.meter.used == 2 and c.depth == 0
+
+
+def test_a_list_or_map_written_out_is_stored_new_each_time():
+    comp, model, _ = ruleset(fields={"hand"})
+    c, _ = run_effect(comp, model, "for i in range(2):\n    trace = [{'n': 0}, []]\n    total = total + len(trace)\n"
+                                   "    trace[0]['n'] += 1\n    push(trace[1], i)\n"
+                                   "P1.hand = []\ntrace = trace + [P1.hand]",
+                      ent={"P1": {"hand": ["x"]}})
+    assert c.state["globals"]["trace"] == [{"n": 1}, [1], []] and c.state["globals"]["total"] == 4
+    assert c.state["globals"]["trace"][2] is not c.state["ent"]["P1"]["hand"]
+
+
+def test_adding_to_an_item_of_a_map_written_out_keeps_the_helpers_meaning():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "let m = {'a': 1}\nm['a'] += 2\nm['b'] -= 5\nm['c'] += 1.5\nm['a'] += true\n"
+                                   "let xs = [1, 2]\nxs[1] += 3\ntrace = [m, xs]")
+    assert c.state["globals"]["trace"] == [{"a": 4, "b": -5, "c": 1.5}, [1, 5]]
+    big = 1 << 70
+    c, _ = run_effect(comp, model, f"let m = {{'a': {big}}}\nm['a'] += {big}\nm['a'] -= 1\ntrace = [m]")
+    assert c.state["globals"]["trace"] == [{"a": 2 * big - 1}]
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let m = {'a': 'x'}\n\nm['a'] += 1")
+    assert "cannot evaluate" in err.value.message and err.value.loc == Loc("flow.yaml", 7, 9)
+
+
+def test_a_constant_map_cannot_be_added_to_in_place():
+    const = {"a": 1}
+    sym_comp, sym_model, _ = ruleset()
+    sym_comp.sym.constants["TABLE"] = const
+    sym_model.frozen_ids = {id(const)}
+    with pytest.raises(RuleError) as err:
+        run_effect(sym_comp, sym_model, "TABLE['a'] += 1")
+    assert "cannot change a constant" in err.value.message and const == {"a": 1}
+
+
+def test_controller_written_out_gives_the_seat_and_refuses_what_is_not_a_player():
+    comp, model, _ = ruleset()
+    fn = comp.effect("trace = [controller('P1'), controller('P3')]", Loc("flow.yaml", 5, 9), set(), "effect")
+    for seats, want in ((None, ["P1", "P3"]), ({"P1": "P1", "P3": "P1"}, ["P1", "P1"])):
+        state = {"globals": {"trace": [], "total": 0}, "ent": {}, "players": ["P1", "P3"]}
+        if seats:
+            state["seats"] = seats
+        c = Ctx(state, model, Hooks(), {})
+        fn(c)
+        assert c.state["globals"]["trace"] == want
+    bad = comp.effect("\ntotal = controller(5)", Loc("flow.yaml", 5, 9), set(), "effect")
+    with pytest.raises(RuleError) as err:
+        bad(Ctx({"globals": {"trace": [], "total": 0}, "ent": {}, "players": ["P1"]}, model, Hooks(), {}))
+    assert err.value.message == "controller(): `5` is not a player" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_joining_texts_and_lists_is_bounded_and_refuses_mixed_kinds():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "trace = ['a'] + ['b']\ntrace = trace + [len('xy' + 'z')]")
+    assert c.state["globals"]["trace"] == ["a", "b", 3]
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let xs = [0]\nfor i in range(25):\n    xs = xs + xs")
+    assert err.value.code == "E003" and err.value.loc == Loc("flow.yaml", 7, 13)
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "trace = [1] + 'a'")
+    assert "cannot evaluate" in err.value.message
