@@ -253,7 +253,7 @@ def _spaces(c: Ctx) -> list:
 BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
-    "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
+    "_set_item": _set_item, "_state_of": _state_of, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
     "_deep_at_caller": _deep_at_caller, "_over_at_caller": _over_at_caller,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)

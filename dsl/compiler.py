@@ -403,6 +403,7 @@ class Compiler:
         self._incoming = set(local_names)
         self._loads = set()
         self._ents: dict[str, str] = {}  # locals whose entity's state dict a temporary holds here (`_x_getattr`)
+        self._value_ents: dict[str, str] = {}  # those known once an assignment's value ran
         self._once = _bound_once(tree, local_names)
         try:
             scope = _Scope(set(local_names), pure)
@@ -503,6 +504,7 @@ class Compiler:
             op = str(node.children[1])[0] if kind == "aug_assign" else None
             # the target's parts run before the value: they may not use what the value found out
             found, self._ents = self._ents, before
+            self._value_ents = found
             for line in self._assign(node.children[0], value, op, scope).split("\n"):
                 u.emit(depth, line, loc)
             self._ents = {**found, **self._ents}
@@ -540,11 +542,13 @@ class Compiler:
             # codegen `_iter` written out (a loop is charged its length when it starts, and runs
             # over a copy): lines of one statement, so one location
             t, m = u.temp(), u.temp()
+            fresh = self._fresh_list(node.children[1], items)  # a new list: nothing else can change it
             u.emit(depth, f"{t} = {items}", loc)
-            u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
+            if not fresh:
+                u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
             u.emit(depth, f"{m} = c.meter; {m}.used += _len({t})", loc)
             u.emit(depth, f"if {m}.used > {m}.limit: {m}.over()", loc)
-            u.emit(depth, f"for v_{name} in {t}[:]:", loc)
+            u.emit(depth, f"for v_{name} in {t}:" if fresh else f"for v_{name} in {t}[:]:", loc)
             self._loops += 1
             try:
                 self._block(node.children[2].children, scope, depth + 1)
@@ -552,6 +556,17 @@ class Compiler:
                 self._loops -= 1
         else:  # pragma: no cover - grammar and compiler out of step
             raise _CompileError("D001", f"unsupported statement {kind}", loc)
+
+    def _fresh_list(self, node: Any, source: str) -> bool:
+        """Whether `source` (generated from `node`) is a list made anew each time it runs: a
+        collection's list, or a built-in that returns a new list or fails."""
+        if _COLLECTION.fullmatch(source):
+            return True
+        if not (isinstance(node, Tree) and node.data == "call"):
+            return False
+        name = str(node.children[0])
+        return name in _NEW_LISTS and name not in self.sym.functions and name not in self.sym.procedures \
+            and source.startswith(f"P_{name}(")
 
     def _assign(self, target: Tree, value: str, op: str | None, scope: _Scope) -> str:
         loc = self._at(target)
@@ -586,10 +601,27 @@ class Compiler:
             u = self._unit
             o, x, d = u.temp(), u.temp(), u.temp()
             f = repr(fname)
-            found = (f"{d} = ({d} if _type({o}) is _str and ({d} := E.get({o})) is not None and {f} in {d} "
-                     f"else _state_of(c, {o}, {f}))")
+            first = f"{o} = {obj}; "
+            if _LOCAL.fullmatch(obj) and (self._once is None or obj[2:] in self._once):
+                # a local bound once: its entity's dict kept (`_read_kept`), the value run before
+                # this lookup (so what the value found out is known here)
+                o, first = obj, ""
+                ent = self._value_ents.get(obj)
+                if ent is None:
+                    ent = self._ents[obj] = u.temp()
+                    held = f"({ent} := (E.get({o}) if _type({o}) is _str else None))"
+                else:
+                    held = ent
+                found = f"{d} = ({ent} if {held} is not None and {f} in {ent} else _state_of(c, {o}, {f}))"
+            else:
+                found = (f"{d} = ({d} if _type({o}) is _str and ({d} := E.get({o})) is not None and {f} in {d} "
+                         f"else _state_of(c, {o}, {f}))")
+            if _PLAIN_LITERAL.fullmatch(value) or _FRESH_LITERAL.fullmatch(value):
+                x, then = value, ""  # nothing to run or copy
+            else:
+                then = f"{x} = {value}; "
             store = self._arith(op, f"{d}[{f}]", x) if op else self._stored(x)
-            return f"{o} = {obj}; {x} = {value}; {found}; {d}[{f}] = {store}"
+            return f"{first}{then}{found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
         if op in ("+", "-"):
@@ -1131,6 +1163,8 @@ def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[i
         {i for pairs in objects.values() if len({f for f, _i in pairs}) > 1 for _f, i in pairs}
 
 
+_NEW_LISTS = frozenset({"range", "neighbors", "keys", "values", "sorted", "reversed", "spaces_in", "board_set"})
+_COLLECTION = re.compile(r"_list\(c\.model\.collections\['\w+'\]\)")
 _VERDICT_FORMS = ("count", "filter", "any", "all")  # primitives whose test may be written in place
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}
 _KEYWORDS = {"if_stmt": "if", "elif_clause": "elif", "for_stmt": "for", "let_stmt": "let"}

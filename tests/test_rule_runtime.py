@@ -300,6 +300,11 @@ def test_a_local_keeps_its_entity_only_where_the_first_read_surely_ran_and_the_l
     assert trace("let p = 'P2'\nsay('{p.score}')\ntrace = [p.score, p.mate]") == [5, "P1"]
     # the target's object runs before the value: it must not use what the value read
     assert trace("let p = 'P1'\np.mate.score = p.score + p.mate.score\nlet r = 'P2'\ntrace = [r.score]") == [8]
+    assert trace("let p = 'P1'\np.score = (total > 0 and p.mate) or 7\np.mate = p.score + 1\n"
+                 "trace = [p.score, p.mate]") == [7, 8]
+    with pytest.raises(RuleError) as err:
+        trace("let q = 5\n\nq.score = 1")
+    assert err.value.message == "`5` has no state field `score`" and err.value.loc == Loc("flow.yaml", 7, 9)
     # a loop's variable is a new entity each round; a `let` in the loop body is bound anew
     assert trace("for q in ['P1', 'P2', 'P1']:\n    let y = q.mate\n    trace = trace + [q.score, y.score]") \
         == [3, 5, 5, 3, 3, 5]
