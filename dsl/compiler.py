@@ -798,15 +798,27 @@ class Compiler:
     def _x_comprehension(self, node: Tree, scope: _Scope) -> str:
         elem_node, name_tok, seq_node, *cond_node = node.children
         name = str(name_tok)
-        self._no_walrus += 1
-        try:
-            seq = self._expr(seq_node, scope)
-        finally:
-            self._no_walrus -= 1
         inner = scope.child({name})
+        if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
+            self._no_walrus += 1
+            try:
+                seq = self._expr(seq_node, scope)
+            finally:
+                self._no_walrus -= 1
+            elem = self._apart(elem_node, inner)
+            cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
+            return f"[{elem} for v_{name} in _iter(c, {seq}){cond}]"
+        # codegen `_iter` written out, before the loop: the list (a map's keys), charged its
+        # length, and copied unless it is new (the body may change it)
+        u = self._unit
+        xs, m = u.temp(), u.temp()
+        seq = self._expr(seq_node, scope)
+        items = xs if self._fresh_list(seq_node, seq) else f"{xs}[:]"
         elem = self._apart(elem_node, inner)
         cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
-        return f"[{elem} for v_{name} in _iter(c, {seq}){cond}]"
+        return (f"([{elem} for v_{name} in {items}{cond}] if (_type({xs} := {seq}) is _list or "
+                f"({xs} := _loop_list({xs})) is not None) and _setattr({m} := c.meter, 'used', {m}.used + _len({xs})) "
+                f"is None and ({m}.used <= {m}.limit or {m}.over() is None) else None)")
 
     def _x_lambda_(self, node: Tree, scope: _Scope) -> str:
         name = str(node.children[0])

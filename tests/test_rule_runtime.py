@@ -382,3 +382,31 @@ def test_joining_texts_and_lists_is_bounded_and_refuses_mixed_kinds():
     with pytest.raises(RuleError) as err:
         run_effect(comp, model, "trace = [1] + 'a'")
     assert "cannot evaluate" in err.value.message
+
+
+def test_a_list_comprehension_is_charged_its_length_at_the_start_and_runs_over_a_copy():
+    comp, model, _ = ruleset(procedures={"grow": ((), "push(trace, 9)")})
+    c, _ = run_effect(comp, model, "trace = [1, 2]\ntotal = len([grow() for x in trace if x > 0])\n"
+                                   "trace = trace + [[k for k in {'a': 1, 'b': 2}],"
+                                   " [y * 2 for y in range(3) if y != 1]]")
+    # the loop ran over the two items it started with, though each round added one
+    assert c.state["globals"]["total"] == 2 and c.state["globals"]["trace"] == [1, 2, 9, 9, ["a", "b"], [0, 4]]
+    c, _ = run_effect(comp, model, "trace = [x for x in [5, 6, 7]]")
+    assert c.meter.used == 3
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntrace = [x for x in 5]")
+    assert err.value.message == "`for` needs a list, got `5`" and err.value.loc == Loc("flow.yaml", 6, 9)
+    with pytest.raises(RuleError) as err:  # range(5) is 5 steps, the loop over it 5 more
+        run_effect(comp, model, "\n\ntrace = [x for x in range(5)]", budget=7)
+    assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 7, 9)
+
+
+def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "let pairs = [[1, 'a'], [2, 'b'], 3]\ntrace = pairs\npush(pairs[0], 'x')")
+    assert c.state["globals"]["trace"] == [[1, "a"], [2, "b"], 3]
+    from dsl.runtime import store_value
+    with pytest.raises(RuleError) as err:
+        store_value([[0] * 999] * 1_002)
+    assert err.value.code == "E003"
+    assert store_value([[1.5], [[1]]]) == [[1.5], [[1]]]
