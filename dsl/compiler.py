@@ -405,6 +405,7 @@ class Compiler:
         self._ents: dict[str, str] = {}  # locals whose entity's state dict a temporary holds here (`_x_getattr`)
         self._value_ents: dict[str, str] = {}  # those known once an assignment's value ran
         self._once = _bound_once(tree, local_names)
+        self._dots = self._src.count(".") > 1  # (a text without two reads `o.f` shares none)
         try:
             scope = _Scope(set(local_names), pure)
             if start == "expression":
@@ -648,7 +649,8 @@ class Compiler:
 
     def _expr(self, node: Any, scope: _Scope) -> str:
         if self._depth == 0:  # a whole expression: its repeated reads may be shared (`_x_getattr`)
-            self._avail, self._twice, self._objs_twice = _reads_shared(node, self.sym)
+            self._avail, self._twice, self._objs_twice = _reads_shared(node, self.sym) if self._dots \
+                else _NOTHING_SHARED
             self._depth = 1
             try:
                 return self._expr(node, scope)
@@ -982,10 +984,11 @@ class Compiler:
         raw = node.children[1:]
         if name in SPECIAL_FORMS:
             return self._special(name, raw, scope, loc)
-        verdicts = self._verdict_form(name, raw, scope)
-        if verdicts is not None:
-            return verdicts
-        ents_before = dict(self._ents)
+        if name in _VERDICT_FORMS:
+            verdicts = self._verdict_form(name, raw, scope)
+            if verdicts is not None:
+                return verdicts
+        ents_before = dict(self._ents) if name == "say" else self._ents
         args = [self._expr(a, scope) for a in raw if not (isinstance(a, Tree) and a.data == "kwarg")]
         kwargs = {str(a.children[0]): self._expr(a.children[1], scope)
                   for a in raw if isinstance(a, Tree) and a.data == "kwarg"}
@@ -1042,8 +1045,7 @@ class Compiler:
         in the same order: the list checked (`_seq`, its message), then for each item one step of
         the budget counted before the test (`_verdicts`: `over` raised at the same line), then the
         test. None: not this form (the primitive is called)."""
-        if name not in _VERDICT_FORMS or self._no_walrus or name in self.sym.functions \
-                or name in self.sym.procedures:
+        if self._no_walrus or name in self.sym.functions or name in self.sym.procedures:
             return None
         named = [a for a in raw if isinstance(a, Tree) and a.data == "kwarg"]
         plain = [a for a in raw if not (isinstance(a, Tree) and a.data == "kwarg")]
@@ -1111,23 +1113,29 @@ def by_position_ok(params: tuple[str, ...]) -> bool:
 
 def _bound_once(root: Any, incoming: set[str]) -> set[str]:
     """The locals of a text bound in one place only (a parameter or flow variable, one `let` or
-    one `for`): no statement binds them again (see `Compiler._read_kept`)."""
+    one `for`): no statement binds them again (see `Compiler._read_kept`). Only statements are
+    visited (an expression binds no local of the text)."""
     places: dict[str, int] = dict.fromkeys(incoming, 1)
-    stack = [root]
+    stack = [ch for ch in root.children if isinstance(ch, Tree)] if root.data == "effect" else []
     while stack:
         node = stack.pop()
-        if not isinstance(node, Tree):
-            continue
         data = node.data
         if data in ("let_stmt", "for_stmt"):
             name = str(node.children[0])
             places[name] = places.get(name, 0) + 1
-        elif data in ("assign", "aug_assign") and isinstance(node.children[0], Tree) \
-                and node.children[0].data == "name_target":
-            name = str(node.children[0].children[0])
-            places[name] = places.get(name, 0) + 2  # a local assigned is bound again
-        stack.extend(node.children)
+            if data == "for_stmt":
+                stack.append(node.children[2])
+        elif data in ("assign", "aug_assign"):
+            if node.children[0].data == "name_target":
+                name = str(node.children[0].children[0])
+                places[name] = places.get(name, 0) + 2  # a local assigned is bound again
+        elif data in _BLOCKS:
+            stack.extend(ch for ch in node.children if isinstance(ch, Tree) and ch.data in _BLOCKS_AND_STMTS)
     return {name for name, n in places.items() if n == 1}
+
+
+_BLOCKS = frozenset({"if_stmt", "elif_clause", "else_clause", "suite"})
+_BLOCKS_AND_STMTS = _BLOCKS | {"let_stmt", "for_stmt", "assign", "aug_assign"}
 
 
 def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[int]]:
@@ -1137,12 +1145,14 @@ def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[i
     once (`x.force`, `x.stay`: one lookup of `x`'s entity). Only in an expression that cannot
     change the game while it runs: no procedure, no built-in that is not pure, no `emit`, `run`
     or `value` (a modifier's layers), no text template (its inserts are compiled apart)."""
+    if type(root) is not Tree or root.data in _LEAVES:
+        return {}, set(), set()
     chains: list[Tree] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, Token):
-            if node.type == "STRING" and "{" in node:
+        if type(node) is not Tree:
+            if "{" in node and node.type == "STRING":
                 return None, set(), set()
             continue
         data = node.data
@@ -1177,6 +1187,8 @@ def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[i
 
 _NEW_LISTS = frozenset({"range", "neighbors", "keys", "values", "sorted", "reversed", "spaces_in", "board_set"})
 _COLLECTION = re.compile(r"_list\(c\.model\.collections\['\w+'\]\)")
+_NOTHING_SHARED: tuple[None, set[int], set[int]] = (None, set(), set())
+_LEAVES = frozenset({"name", "qname", "int_", "decimal", "true", "false", "none"})  # (a string may be a template)
 _VERDICT_FORMS = ("count", "filter", "any", "all")  # primitives whose test may be written in place
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}
 _KEYWORDS = {"if_stmt": "if", "elif_clause": "elif", "for_stmt": "for", "let_stmt": "let"}
