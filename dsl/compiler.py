@@ -953,6 +953,8 @@ class Compiler:
         # there); a key of a map where the name is neither (only `id` is then found on an id).
         u = self._unit
         f = repr(fname)
+        if ent is not None and not first:  # (`obj` is then a value read again: a local, a global...)
+            return f"({ent}[{f}] if {ent} is not None and {f} in {ent} else _attr(c, {obj}, {f}))"
         if _NAMED.fullmatch(obj):  # a local or a temporary: read it again rather than keep it
             o, held = obj, obj
         elif self._avail is not None and ("", obj) in self._avail:  # `(_t5 := ...)`: kept in _t5
@@ -961,10 +963,8 @@ class Compiler:
             o = u.temp()
             held = f"({o} := {obj})"
         if ent is not None:
-            if first:
-                return (f"({ent}[{f}] if ({ent} := (E.get({o}) if _type({held}) is _str else None)) is not None "
-                        f"and {f} in {ent} else _attr(c, {o}, {f}))")
-            return f"({ent}[{f}] if {ent} is not None and {f} in {ent} else _attr(c, {o}, {f}))"
+            return (f"({ent}[{f}] if ({ent} := (E.get({o}) if _type({held}) is _str else None)) is not None "
+                    f"and {f} in {ent} else _attr(c, {o}, {f}))")
         d = u.temp()
         if fname in self.sym.fields or fname in self.sym.statics:
             table = "E"

@@ -276,6 +276,17 @@ def test_a_read_in_a_part_that_did_not_run_is_made_again():
     assert c.state["globals"]["trace"] == [3, 3, 10, True, 3, 3]
 
 
+def test_reads_of_several_fields_of_a_global_or_an_id_that_is_no_entity_read_the_map_or_fail_as_before():
+    comp, model, _ = ruleset(fields={"score", "mate"})
+    c, _ = run_effect(comp, model, "trace = {'score': 1, 'mate': 2}\ntotal = trace.score + trace.mate + trace.score")
+    assert c.state["globals"]["total"] == 4
+    c, _ = run_effect(comp, model, "total = P1.score + P1.mate", ent={"P1": {"score": 3, "mate": 4}})
+    assert c.state["globals"]["total"] == 7
+    with pytest.raises(RuleError) as err:  # P1 is no entity here
+        run_effect(comp, model, "total = P1.score + P1.mate")
+    assert err.value.message == "`P1` has no attribute `score`"
+
+
 def test_a_repeated_read_that_fails_fails_at_its_place_with_its_message():
     comp, model, _ = ruleset(fields={"score"})
     with pytest.raises(RuleError) as err:
