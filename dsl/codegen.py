@@ -16,7 +16,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from dsl.primitives import PRIMITIVES, describe
+from dsl.primitives import PRIMITIVES, _seq, describe
 from dsl.runtime import _PLAIN, Ctx, RuleError, store_value, writable
 from engine.base.diagnostics import Loc
 
@@ -253,13 +253,16 @@ def _spaces(c: Ctx) -> list:
 BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
     "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
-    "_set_item": _set_item, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
+    "_set_item": _set_item, "_state_of": _state_of, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
     "_deep_at_caller": _deep_at_caller, "_over_at_caller": _over_at_caller,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
     "_int": int, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
     "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
+    "_SEQT": frozenset({list, str}),  # for inline `+` of two texts or lists (compiler `_arith`)
     "_loop_list": _loop_list, "_id": id,
+    # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)
+    "_seq": _seq, "_setattr": setattr, "_any": any, "_all": all,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 
@@ -276,6 +279,7 @@ class Unit:
         self._const_ids: dict[int, str] = {}
         self._temps = 0
         self.static = False  # the text reads static attributes inline: its function needs `S`
+        self.calls_out = False  # the text calls functions, procedures, modifiers, events or steps
 
     def temp(self) -> str:
         """A fresh name for a value an expression uses twice (`:=`)."""
@@ -321,13 +325,18 @@ class Unit:
             name, params = callee
             pos_head = [f"def __rule({', '.join(['c', *(f'v_{p}' for p in params)])}):",
                         "    _m = c.meter; _u = _m.used + 1; _m.used = _u",
-                        "    if _u > _m.limit: _over_at_caller(_m)",
-                        "    _d = c.depth",
-                        f"    if _d >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
-                        "    c.depth = _d + 1",
-                        "    try:", *("        " + ln for ln in prologue)]
-            pos_source = "\n".join(pos_head + ["        " + ln for ln in self.lines] +
-                                   ["        return None", "    finally:", "        c.depth = _d"])
+                        "    if _u > _m.limit: _over_at_caller(_m)"]
+            if self.calls_out:
+                pos_head += ["    _d = c.depth",
+                             f"    if _d >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
+                             "    c.depth = _d + 1",
+                             "    try:", *("        " + ln for ln in prologue)]
+                pos_source = "\n".join(pos_head + ["        " + ln for ln in self.lines] +
+                                       ["        return None", "    finally:", "        c.depth = _d"])
+            else:  # nothing it runs looks at the depth: it is checked, not counted up and down
+                pos_head += [f"    if c.depth >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
+                             *("    " + ln for ln in prologue)]
+                pos_source = "\n".join(pos_head + ["    " + ln for ln in self.lines] + ["    return None"])
             sources.append((pos_source, len(pos_head) + 1, "pos"))
         # The depth is at most the number of opening brackets: count them first (in C), and
         # scan only a source that has more than the limit.

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl.codegen import AUG_OPS, Unit, by_position
+from dsl.codegen import AUG_OPS, MAX_SEQUENCE, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
@@ -412,9 +412,17 @@ class Compiler:
         self._base = loc
         self._unit = Unit()
         self._no_walrus = 0
+        self._depth = 0  # of `_expr` calls: 0 outside an expression
+        self._avail: dict[tuple[str, str], str] | None = None  # reads of this expression so far (`_x_getattr`)
+        self._twice: set[int] = set()
+        self._objs_twice: set[int] = set()
         self._loops = 0
         self._incoming = set(local_names)
         self._loads = set()
+        self._ents: dict[str, str] = {}  # locals whose entity's state dict a temporary holds here (`_x_getattr`)
+        self._value_ents: dict[str, str] = {}  # those known once an assignment's value ran
+        self._once = _bound_once(tree, local_names)
+        self._dots = self._src.count(".") > 1  # (a text without two reads `o.f` shares none)
         try:
             scope = _Scope(set(local_names), pure)
             if start == "expression":
@@ -473,9 +481,13 @@ class Compiler:
     # ---- statements: each emits Python lines into the unit ----
 
     def _block(self, stmts: list, scope: _Scope, depth: int) -> None:
-        for s in stmts:
-            if isinstance(s, Tree):
-                self._stmt(s, scope, depth)
+        ents = dict(self._ents)  # what a block finds out is not known after it (it may not run)
+        try:
+            for s in stmts:
+                if isinstance(s, Tree):
+                    self._stmt(s, scope, depth)
+        finally:
+            self._ents = ents
 
     def _stmt_at(self, node: Tree) -> Loc:
         """Where a statement starts, its keyword included (`for`, `if`, `let` are not kept as
@@ -505,14 +517,22 @@ class Compiler:
             if scope.pure:
                 raise _CompileError("D104", "assignments are not allowed here (this text must not "
                                     "change the game)", loc)
+            before = dict(self._ents)
             value = self._expr(node.children[-1], scope)
             op = str(node.children[1])[0] if kind == "aug_assign" else None
+            # the target's parts run before the value: they may not use what the value found out
+            found, self._ents = self._ents, before
+            self._value_ents = found
             for line in self._assign(node.children[0], value, op, scope).split("\n"):
                 u.emit(depth, line, loc)
+            self._ents = {**found, **self._ents}
+            if node.children[0].data == "name_target":
+                self._ents.pop(f"v_{node.children[0].children[0]}", None)
         elif kind == "let_stmt":
             name = str(node.children[0])
             value = self._expr(node.children[1], scope)
             scope.names.add(name)
+            self._ents.pop(f"v_{name}", None)
             u.emit(depth, f"v_{name} = {value}", loc)
         elif kind == "call_stmt":
             u.emit(depth, self._expr(node.children[0], scope), loc)
@@ -523,6 +543,7 @@ class Compiler:
         elif kind == "if_stmt":
             u.emit(depth, f"if {self._expr(node.children[0], scope)}:", loc)
             self._block(node.children[1].children, scope, depth + 1)
+            ents = dict(self._ents)  # an `elif` condition may not run
             for ch in node.children[2:]:
                 if ch.data == "elif_clause":
                     u.emit(depth, f"elif {self._expr(ch.children[0], scope)}:", self._stmt_at(ch))
@@ -530,18 +551,22 @@ class Compiler:
                 else:
                     u.emit(depth, "else:", self._at(ch))
                     self._block(ch.children[0].children, scope, depth + 1)
+            self._ents = ents
         elif kind == "for_stmt":
             name = str(node.children[0])
             items = self._expr(node.children[1], scope)
             scope.names.add(name)
+            self._ents.pop(f"v_{name}", None)
             # codegen `_iter` written out (a loop is charged its length when it starts, and runs
             # over a copy): lines of one statement, so one location
             t, m = u.temp(), u.temp()
+            fresh = self._fresh_list(node.children[1], items)  # a new list: nothing else can change it
             u.emit(depth, f"{t} = {items}", loc)
-            u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
+            if not fresh:
+                u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
             u.emit(depth, f"{m} = c.meter; {m}.used += _len({t})", loc)
             u.emit(depth, f"if {m}.used > {m}.limit: {m}.over()", loc)
-            u.emit(depth, f"for v_{name} in {t}[:]:", loc)
+            u.emit(depth, f"for v_{name} in {t}:" if fresh else f"for v_{name} in {t}[:]:", loc)
             self._loops += 1
             try:
                 self._block(node.children[2].children, scope, depth + 1)
@@ -549,6 +574,17 @@ class Compiler:
                 self._loops -= 1
         else:  # pragma: no cover - grammar and compiler out of step
             raise _CompileError("D001", f"unsupported statement {kind}", loc)
+
+    def _fresh_list(self, node: Any, source: str) -> bool:
+        """Whether `source` (generated from `node`) is a list made anew each time it runs: a
+        collection's list, or a built-in that returns a new list or fails."""
+        if _COLLECTION.fullmatch(source):
+            return True
+        if not (isinstance(node, Tree) and node.data == "call"):
+            return False
+        name = str(node.children[0])
+        return name in _NEW_LISTS and name not in self.sym.functions and name not in self.sym.procedures \
+            and source.startswith(f"P_{name}(")
 
     def _assign(self, target: Tree, value: str, op: str | None, scope: _Scope) -> str:
         loc = self._at(target)
@@ -583,12 +619,39 @@ class Compiler:
             u = self._unit
             o, x, d = u.temp(), u.temp(), u.temp()
             f = repr(fname)
-            found = (f"{d} = ({d} if _type({o}) is _str and ({d} := E.get({o})) is not None and {f} in {d} "
-                     f"else _state_of(c, {o}, {f}))")
+            first = f"{o} = {obj}; "
+            if _LOCAL.fullmatch(obj) and (self._once is None or obj[2:] in self._once):
+                # a local bound once: its entity's dict kept (`_read_kept`), the value run before
+                # this lookup (so what the value found out is known here)
+                o, first = obj, ""
+                ent = self._value_ents.get(obj)
+                if ent is None:
+                    ent = self._ents[obj] = u.temp()
+                    held = f"({ent} := (E.get({o}) if _type({o}) is _str else None))"
+                else:
+                    held = ent
+                found = f"{d} = ({ent} if {held} is not None and {f} in {ent} else _state_of(c, {o}, {f}))"
+            else:
+                found = (f"{d} = ({d} if _type({o}) is _str and ({d} := E.get({o})) is not None and {f} in {d} "
+                         f"else _state_of(c, {o}, {f}))")
+            if _PLAIN_LITERAL.fullmatch(value) or _FRESH_LITERAL.fullmatch(value):
+                x, then = value, ""  # nothing to run or copy
+            else:
+                then = f"{x} = {value}; "
             store = self._arith(op, f"{d}[{f}]", x) if op else self._stored(x)
-            return f"{o} = {obj}; {x} = {value}; {found}; {d}[{f}] = {store}"
+            return f"{first}{then}{found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
+        if op in ("+", "-"):
+            # a whole number added to or taken from a whole number in a map written out, in
+            # `_set_item`'s order (not a constant, then the item); any other case goes to it
+            u = self._unit
+            d, k, x, o, r = u.temp(), u.temp(), u.temp(), u.temp(), u.temp()
+            return (f"{d} = {cont}; {k} = {key}; {x} = {value}\n"
+                    f"if _type({d}) is _dict and _id({d}) not in c.model.frozen_ids and _type({x}) is _int "
+                    f"and _type({o} := {d}.get({k}, 0)) is _int and {-_SMALL} < ({r} := {o} {op} {x}) < {_SMALL}: "
+                    f"{d}[{k}] = {r}\n"
+                    f"else: _set_item(c, {d}, {k}, {x}, {fn})")
         if op:
             return f"_set_item(c, {cont}, {key}, {value}, {fn})"
         # `_set_item` for every case but the common one (a plain value into a map that is not a
@@ -602,6 +665,15 @@ class Compiler:
     # ---- expressions: each returns a Python expression ----
 
     def _expr(self, node: Any, scope: _Scope) -> str:
+        if self._depth == 0:  # a whole expression: its repeated reads may be shared (`_x_getattr`)
+            self._avail, self._twice, self._objs_twice = _reads_shared(node, self.sym) if self._dots \
+                else _NOTHING_SHARED
+            self._depth = 1
+            try:
+                return self._expr(node, scope)
+            finally:
+                self._depth = 0
+                self._avail = None
         if isinstance(node, Token):  # bare tokens only occur as names here
             return self._name(node, scope)
         if node.data in ("in_", "not_in"):  # `in` walks a list: priced by its length (codegen._in)
@@ -609,11 +681,35 @@ class Compiler:
             return test if node.data == "in_" else f"(not {test})"
         infix = _INFIX.get(node.data)
         if infix:  # `a or b`, `a and b`, `a in b`, `a not in b`: Python's own operators
-            return f"({self._expr(node.children[0], scope)} {infix} {self._expr(node.children[1], scope)})"
+            left = self._expr(node.children[0], scope)
+            return f"({left} {infix} {self._maybe(node.children[1], scope)})"
         handler = getattr(self, "_x_" + node.data, None)
         if handler is None:  # pragma: no cover
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
         return handler(node, scope)
+
+    def _maybe(self, node: Any, scope: _Scope) -> str:
+        """A part of the expression that may not run (the right of `and`, a branch of `if`): the
+        reads it makes are not there for what comes after it."""
+        avail, ents = self._avail, self._ents
+        self._avail = None if avail is None else dict(avail)
+        self._ents = dict(ents)
+        try:
+            return self._expr(node, scope)
+        finally:
+            self._avail, self._ents = avail, ents
+
+    def _apart(self, node: Any, scope: _Scope) -> str:
+        """A part that runs in a scope of its own, later or once per item (the body of a
+        comprehension or an `x => ...` function): it shares no read with the rest. (Inside, no
+        local is bound again while it runs: each may keep its entity.)"""
+        avail, ents, once = self._avail, self._ents, self._once
+        self._avail = None if avail is None else {}
+        self._ents, self._once = {}, None
+        try:
+            return self._expr(node, scope)
+        finally:
+            self._avail, self._ents, self._once = avail, ents, once
 
     def _load(self, name: str) -> None:
         if name in self._incoming:
@@ -721,24 +817,37 @@ class Compiler:
     def _x_comprehension(self, node: Tree, scope: _Scope) -> str:
         elem_node, name_tok, seq_node, *cond_node = node.children
         name = str(name_tok)
-        self._no_walrus += 1
-        try:
-            seq = self._expr(seq_node, scope)
-        finally:
-            self._no_walrus -= 1
         inner = scope.child({name})
-        elem = self._expr(elem_node, inner)
-        cond = f" if {self._expr(cond_node[0], inner)}" if cond_node else ""
-        return f"[{elem} for v_{name} in _iter(c, {seq}){cond}]"
+        if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
+            self._no_walrus += 1
+            try:
+                seq = self._expr(seq_node, scope)
+            finally:
+                self._no_walrus -= 1
+            elem = self._apart(elem_node, inner)
+            cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
+            return f"[{elem} for v_{name} in _iter(c, {seq}){cond}]"
+        # codegen `_iter` written out, before the loop: the list (a map's keys), charged its
+        # length, and copied unless it is new (the body may change it)
+        u = self._unit
+        xs, m = u.temp(), u.temp()
+        seq = self._expr(seq_node, scope)
+        items = xs if self._fresh_list(seq_node, seq) else f"{xs}[:]"
+        elem = self._apart(elem_node, inner)
+        cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
+        return (f"([{elem} for v_{name} in {items}{cond}] if (_type({xs} := {seq}) is _list or "
+                f"({xs} := _loop_list({xs})) is not None) and _setattr({m} := c.meter, 'used', {m}.used + _len({xs})) "
+                f"is None and ({m}.used <= {m}.limit or {m}.over() is None) else None)")
 
     def _x_lambda_(self, node: Tree, scope: _Scope) -> str:
         name = str(node.children[0])
-        body = self._expr(node.children[1], scope.child({name}))
+        body = self._apart(node.children[1], scope.child({name}))
         return f"(lambda c, v_{name}: {body})"
 
     def _x_ternary(self, node: Tree, scope: _Scope) -> str:
-        a, cond, b = (self._expr(ch, scope) for ch in node.children)
-        return f"({a} if {cond} else {b})"
+        a_node, cond_node, b_node = node.children
+        cond = self._expr(cond_node, scope)  # (Python runs the condition first)
+        return f"({self._maybe(a_node, scope)} if {cond} else {self._maybe(b_node, scope)})"
 
     def _x_not_(self, node: Tree, scope: _Scope) -> str:
         return f"(not {self._expr(node.children[0], scope)})"
@@ -764,8 +873,8 @@ class Compiler:
     def _stored(self, value: str) -> str:
         """`value` as it goes into the state (runtime `store_value`): a copy, checked, except a
         plain scalar (text, whole number, truth value, none), kept as it is without a call."""
-        if _PLAIN_LITERAL.fullmatch(value):
-            return value
+        if _PLAIN_LITERAL.fullmatch(value) or _FRESH_LITERAL.fullmatch(value):
+            return value  # (a list or map written out of plain scalars is made anew each time: no copy)
         if _TEMP.fullmatch(value):  # a value already held in a temporary
             return f"({value} if _type({value}) in _PL else _copy({value}))"
         x = self._unit.temp()  # (assignments are statements: `:=` is allowed here)
@@ -783,6 +892,10 @@ class Compiler:
             x, y, r = u.temp(), u.temp(), u.temp()
             return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
                     f"< {_SMALL} else _add({x}, {y}))")
+        if op == "+":  # a text or a list on one side: two of one kind joined, bounded as `_add` bounds it
+            x, y = u.temp(), u.temp()
+            return (f"({x} + {y} if _type({x} := {a}) is _type({y} := {b}) in _SEQT and _len({x}) + _len({y}) "
+                    f"<= {MAX_SEQUENCE} else _add({x}, {y}))")
         if op == "-":
             r = u.temp()
             return f"({r} if {-_SMALL} < ({r} := {a} - {b}) < {_SMALL} else _sub_result({r}))"
@@ -806,19 +919,78 @@ class Compiler:
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
         if self._no_walrus:  # inside the list of a comprehension Python allows no `:=`
             return f"_attr(c, {obj}, {fname!r})"
+        # A read made again in one expression that changes nothing (`_reads_shared`) is the value
+        # of its first: the same object, field and state, so the same value or the same error;
+        # and reads of several state fields of one object share its entity's dict.
+        avail = self._avail
+        if avail is None:
+            return self._read_kept(obj, obj, fname, False)
+        held = avail.get(("", obj), obj)  # `(_t5 := x.force)`: the value is in _t5
+        if not _STABLE.fullmatch(held):
+            return self._read(obj, fname)
+        got = avail.get((held, fname))
+        if got is not None:
+            return got
+        read = self._read_kept(obj, held, fname, id(node) in self._objs_twice)
+        if id(node) not in self._twice:
+            return read
+        v = self._unit.temp()
+        avail[(held, fname)] = v
+        shared = f"({v} := {read})"
+        avail[("", shared)] = v
+        return shared
+
+    def _read_kept(self, obj: str, held: str, fname: str, twice: bool) -> str:
+        """A read of a state field whose entity's dict a temporary may keep: that of a local bound
+        once (an entity's dict is never replaced while rules run, only its fields change, so it
+        is kept from the first read to the end of the block), or, in an expression that
+        changes nothing, that of another object read `twice` (several fields of it)."""
+        if fname not in self.sym.fields:
+            return self._read(obj, fname)
+        if _LOCAL.fullmatch(held) and (self._once is None or held[2:] in self._once):
+            table = self._ents
+            key = held
+        elif twice and self._avail is not None:
+            table = self._avail
+            key = ("#E", held)  # type: ignore[assignment]
+        else:
+            return self._read(obj, fname)
+        ent = table.get(key)  # type: ignore[call-overload]
+        if ent is None:
+            ent = table[key] = self._unit.temp()  # type: ignore[index]
+            return self._read(obj, fname, ent, first=True)
+        return self._read(held, fname, ent)
+
+    def _read(self, obj: str, fname: str, ent: str | None = None, first: bool = False) -> str:
+        """`obj.fname` read inline. `ent`: the temporary holding the entity's state dict (or
+        None, for an object that is not an id), which `first` sets: every state field of it
+        read again in the expression is one lookup in it."""
         # The common case inline, `_attr` for every other: a state field of an entity; a static
         # attribute where no kind has a state field of that name (so `_attr` would find it
         # there); a key of a map where the name is neither (only `id` is then found on an id).
-        o, d = self._unit.temp(), self._unit.temp()
+        u = self._unit
         f = repr(fname)
+        if ent is not None and not first:  # (`obj` is then a value read again: a local, a global...)
+            return f"({ent}[{f}] if {ent} is not None and {f} in {ent} else _attr(c, {obj}, {f}))"
+        if _NAMED.fullmatch(obj):  # a local or a temporary: read it again rather than keep it
+            o, held = obj, obj
+        elif self._avail is not None and ("", obj) in self._avail:  # `(_t5 := ...)`: kept in _t5
+            o, held = self._avail[("", obj)], obj
+        else:
+            o = u.temp()
+            held = f"({o} := {obj})"
+        if ent is not None:
+            return (f"({ent}[{f}] if ({ent} := (E.get({o}) if _type({held}) is _str else None)) is not None "
+                    f"and {f} in {ent} else _attr(c, {o}, {f}))")
+        d = u.temp()
         if fname in self.sym.fields or fname in self.sym.statics:
             table = "E"
             if fname not in self.sym.fields:
                 table = "S"
-                self._unit.static = True
-            return (f"({d}[{f}] if _type({o} := {obj}) is _str and ({d} := {table}.get({o})) is not None "
+                u.static = True
+            return (f"({d}[{f}] if _type({held}) is _str and ({d} := {table}.get({o})) is not None "
                     f"and {f} in {d} else _attr(c, {o}, {f}))")
-        return f"({o}[{f}] if _type({o} := {obj}) is _dict and {f} in {o} else _attr(c, {o}, {f}))"
+        return f"({o}[{f}] if _type({held}) is _dict and {f} in {o} else _attr(c, {o}, {f}))"
 
     def _x_call(self, node: Tree, scope: _Scope) -> str:
         name_tok = node.children[0]
@@ -829,6 +1001,11 @@ class Compiler:
         raw = node.children[1:]
         if name in SPECIAL_FORMS:
             return self._special(name, raw, scope, loc)
+        if name in _VERDICT_FORMS:
+            verdicts = self._verdict_form(name, raw, scope)
+            if verdicts is not None:
+                return verdicts
+        ents_before = dict(self._ents) if name == "say" else self._ents
         args = [self._expr(a, scope) for a in raw if not (isinstance(a, Tree) and a.data == "kwarg")]
         kwargs = {str(a.children[0]): self._expr(a.children[1], scope)
                   for a in raw if isinstance(a, Tree) and a.data == "kwarg"}
@@ -842,6 +1019,7 @@ class Compiler:
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
             table = "procedures" if is_proc else "functions"
+            self._unit.calls_out = True
             if not by_position_ok(decl.params):  # (R015, a parameter named twice; or a name not a name)
                 scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
                 return f"_ucall(c, {table!r}, {name!r}, {scope_})"
@@ -862,14 +1040,53 @@ class Compiler:
             if k not in prim.kwargs:
                 raise _CompileError("D103", f"`{name}` has no option `{k}=`", loc,
                                     f"it is `{prim.signature}`")
+        if name == "controller" and len(args) == 1 and not kwargs and not self._no_walrus:
+            # a player of the game: itself, or the seat's player (primitives.controller); any
+            # other value goes to the primitive, which refuses it
+            p, seats = self._unit.temp(), self._unit.temp()
+            return (f"(({seats}[{p}] if ({seats} := c.state.get('seats')) else {p}) if ({p} := {args[0]}) "
+                    f"in c.state['players'] else P_controller(c, {p}))")
         if name == "len" and len(args) == 1 and not self._no_walrus:
             # `len` of a list, map or text, without a call; any other value goes to the primitive
             t = self._unit.temp()
             return f"(_len({t}) if _type({t} := {args[0]}) in _LENT else P_len(c, {t}))"
         call = f"P_{name}(c{''.join(', ' + a for a in args)}{''.join(f', {k}={v}' for k, v in kwargs.items())})"
         if name == "say":  # the account is text nobody reads in a silent sweep: skip building it
+            self._ents = ents_before  # (its arguments may not run)
             return f"(None if c.hooks.silent else {call})"
         return call
+
+    def _verdict_form(self, name: str, raw: list, scope: _Scope) -> str | None:
+        """`count`, `filter`, `any` or `all` of a list with its test written in place (`where=x =>
+        cond`) as a Python comprehension: no call of the test per item. What the primitive does,
+        in the same order: the list checked (`_seq`, its message), then for each item one step of
+        the budget counted before the test (`_verdicts`: `over` raised at the same line), then the
+        test. None: not this form (the primitive is called)."""
+        if self._no_walrus or name in self.sym.functions or name in self.sym.procedures:
+            return None
+        named = [a for a in raw if isinstance(a, Tree) and a.data == "kwarg"]
+        plain = [a for a in raw if not (isinstance(a, Tree) and a.data == "kwarg")]
+        if len(named) == 1 and len(plain) == 1 and str(named[0].children[0]) == "where":
+            test = named[0].children[1]
+        elif not named and len(plain) == 2:
+            test = plain[1]
+        else:
+            return None
+        if not (isinstance(test, Tree) and test.data == "lambda_"):
+            return None
+        if name == "filter" and named:  # (filter's test has no keyword: the primitive's error)
+            return None
+        u = self._unit
+        xs, m = u.temp(), u.temp()
+        seq = self._expr(plain[0], scope)
+        var = str(test.children[0])
+        cond = self._apart(test.children[1], scope.child({var}))
+        tick = f"_setattr({m}, 'used', {m}.used + 1) or ({m}.used > {m}.limit and {m}.over()) or {cond}"
+        loop = f"for v_{var} in {xs} if {tick}" if name in ("count", "filter") else f"for v_{var} in {xs}"
+        form = {"count": f"_len([0 {loop}])", "filter": f"[v_{var} {loop}]",
+                "any": f"_any({tick} {loop})", "all": f"_all({tick} {loop})"}[name]
+        return (f"({form} if (_type({xs} := {seq}) is _list or ({xs} := _seq({xs}, {name + '()'!r})) is not None) "
+                f"and ({m} := c.meter) is not None else None)")
 
     def _special(self, name: str, raw: list, scope: _Scope, loc: Loc) -> str:
         table = {"value": self.sym.modifiers, "emit": self.sym.events, "run": self.sym.steps}[name]
@@ -895,6 +1112,7 @@ class Compiler:
                                 f"got {len(args)}", loc)
         if name in ("emit", "run") and scope.pure:
             raise _CompileError("D104", f"`{name}` changes the game and cannot be used here", loc)
+        self._unit.calls_out = True  # (a modifier's layers, an event's triggers and a step run rules)
         if name == "value":
             base, *args = args
         mapping = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
@@ -910,6 +1128,85 @@ def by_position_ok(params: tuple[str, ...]) -> bool:
     return len(set(params)) == len(params) and all(type(p) is str and _NAME.fullmatch(p) for p in params)
 
 
+def _bound_once(root: Any, incoming: set[str]) -> set[str]:
+    """The locals of a text bound in one place only (a parameter or flow variable, one `let` or
+    one `for`): no statement binds them again (see `Compiler._read_kept`). Only statements are
+    visited (an expression binds no local of the text)."""
+    places: dict[str, int] = dict.fromkeys(incoming, 1)
+    stack = [ch for ch in root.children if isinstance(ch, Tree)] if root.data == "effect" else []
+    while stack:
+        node = stack.pop()
+        data = node.data
+        if data in ("let_stmt", "for_stmt"):
+            name = str(node.children[0])
+            places[name] = places.get(name, 0) + 1
+            if data == "for_stmt":
+                stack.append(node.children[2])
+        elif data in ("assign", "aug_assign"):
+            if node.children[0].data == "name_target":
+                name = str(node.children[0].children[0])
+                places[name] = places.get(name, 0) + 2  # a local assigned is bound again
+        elif data in _BLOCKS:
+            stack.extend(ch for ch in node.children if isinstance(ch, Tree) and ch.data in _BLOCKS_AND_STMTS)
+    return {name for name, n in places.items() if n == 1}
+
+
+_BLOCKS = frozenset({"if_stmt", "elif_clause", "else_clause", "suite"})
+_BLOCKS_AND_STMTS = _BLOCKS | {"let_stmt", "for_stmt", "assign", "aug_assign"}
+
+
+def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[int]]:
+    """Whether the reads `o.f` of one expression may share what they read (a fresh table for
+    `Compiler._x_getattr`, or None); which reads are made more than once (the ids of their nodes,
+    by what they read: `x.force` twice); and which read state fields of an object read more than
+    once (`x.force`, `x.stay`: one lookup of `x`'s entity). Only in an expression that cannot
+    change the game while it runs: no procedure, no built-in that is not pure, no `emit`, `run`
+    or `value` (a modifier's layers), no text template (its inserts are compiled apart)."""
+    if type(root) is not Tree or root.data in _LEAVES:
+        return {}, set(), set()
+    chains: list[Tree] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is not Tree:
+            if "{" in node and node.type == "STRING":
+                return None, set(), set()
+            continue
+        data = node.data
+        if data == "call":
+            name = str(node.children[0])
+            if name in sym.procedures or name in SPECIAL_FORMS or (
+                    name not in sym.functions and (prim := PRIMITIVES.get(name)) is not None and prim.kind != "pure"):
+                return None, set(), set()
+        elif data == "getattr":
+            chains.append(node)
+        stack.extend(node.children)
+    if len(chains) < 2:
+        return {}, set(), set()
+    shapes: dict[int, str | None] = {}
+    reads: dict[str, list[int]] = {}
+    objects: dict[str, list[tuple[str, int]]] = {}  # the state fields read of each object
+    for node in reversed(chains):  # inner reads before the reads of them
+        obj, field_ = node.children
+        if isinstance(obj, Tree) and obj.data in ("name", "qname", "string") and isinstance(obj.children[0], Token):
+            base: str | None = str(obj.children[0])
+        else:
+            base = shapes.get(id(obj))
+        shape = None if base is None or len(base) > 200 else f"{base}.{field_}"
+        shapes[id(node)] = shape
+        if shape is not None:
+            reads.setdefault(shape, []).append(id(node))
+            if str(field_) in sym.fields:
+                objects.setdefault(base, []).append((str(field_), id(node)))  # type: ignore[arg-type]
+    return {}, {i for ids in reads.values() if len(ids) > 1 for i in ids}, \
+        {i for pairs in objects.values() if len({f for f, _i in pairs}) > 1 for _f, i in pairs}
+
+
+_NEW_LISTS = frozenset({"range", "neighbors", "keys", "values", "sorted", "reversed", "spaces_in", "board_set"})
+_COLLECTION = re.compile(r"_list\(c\.model\.collections\['\w+'\]\)")
+_NOTHING_SHARED: tuple[None, set[int], set[int]] = (None, set(), set())
+_LEAVES = frozenset({"name", "qname", "int_", "decimal", "true", "false", "none"})  # (a string may be a template)
+_VERDICT_FORMS = ("count", "filter", "any", "all")  # primitives whose test may be written in place
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}
 _KEYWORDS = {"if_stmt": "if", "elif_clause": "elif", "for_stmt": "for", "let_stmt": "let"}
 
@@ -939,6 +1236,11 @@ class _Scope:
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _TEMP = re.compile(r"_t[0-9]+")
+# Generated source of a value that cannot change while an expression that changes nothing runs:
+# a local, a global, a temporary, a constant, a quoted id (see `_reads_shared`).
+_NAMED = re.compile(r"v_\w+|_t[0-9]+")  # generated source that is a Python local
+_LOCAL = re.compile(r"v_\w+")  # a local of the rule text
+_STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SMALL = 1 << 62  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS
 # Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
@@ -946,6 +1248,9 @@ _SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
                        r"P_(?:str|join|keys|values|sorted|range|filter|reversed|unique|neighbors)\(")
 # Generated source of a scalar written out (a whole number, none, a truth value, a text)
 _PLAIN_LITERAL = re.compile(r"-?[0-9]+|None|True|False|'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
+_PL_ = f"(?:{_PLAIN_LITERAL.pattern})"
+# Generated source of a list or map written out of plain scalars (`_x_list_`, `_x_dict_`)
+_FRESH_LITERAL = re.compile(rf"\[(?:{_PL_}(?:, {_PL_})*)?\]|\{{(?:{_PL_}: {_PL_}(?:, {_PL_}: {_PL_})*)?\}}")
 
 
 _TOKEN_WORDS = {

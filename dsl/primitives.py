@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from math import comb
 from typing import Any
 
-from dsl.runtime import Ctx, RuleError, copy_value, data_size, store_value, writable
+from dsl.runtime import _PLAIN, Ctx, RuleError, copy_value, data_size, store_value, writable
 from engine.base.record import FrozenRecord
 
 
@@ -226,7 +226,12 @@ def range_(c: Ctx, a: int, b: Any = None) -> list:
         raise RuleError("range() needs whole numbers")
     if hi - lo > MAX_RANGE:
         raise RuleError(f"range() of more than {MAX_RANGE:,} items")
-    c.charge(max(0, hi - lo))
+    if hi > lo:  # Ctx.charge, written out
+        m = c.meter
+        u = m.used + (hi - lo)
+        m.used = u
+        if u > m.limit:
+            m.over()
     return list(range(lo, hi))
 
 
@@ -477,7 +482,8 @@ def push(c: Ctx, xs: Any, *items: Any) -> None:
         raise RuleError(f"push() needs a list, got {describe(xs)}")
     if len(xs) + len(items) > MAX_TEXT:
         raise RuleError(f"push() would make a list of more than {MAX_TEXT:,} items", code="E003")
-    xs.extend(store_value(i) for i in items)
+    for i in items:  # each a copy (a plain scalar is its own), appended once all before it are copied
+        xs.append(i if type(i) in _PLAIN else store_value(i))
 
 
 @primitive("effect")

@@ -132,8 +132,21 @@ def store_value(v: Any, what: str = "the game state") -> Any:
     t = type(v)
     if t in _PLAIN:  # the common cases first, without the walk below: a plain scalar,
         return v
-    if t is list and len(v) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
-        return v[:]  # a list of ids or numbers
+    if t is list:
+        if len(v) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
+            return v[:]  # a list of ids or numbers
+        if len(v) <= 1_000:  # a list of such lists (pairs, rows): at most 1,000 * 999 + 1,000 values in all
+            out = []
+            for x in v:
+                tx = type(x)
+                if tx in _PLAIN:
+                    out.append(x)
+                elif tx is list and len(x) < 1_000 and _PLAIN.issuperset(map(type, x)):
+                    out.append(x[:])
+                else:
+                    break
+            else:
+                return out
     if t is float:
         if v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
             raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")

@@ -189,7 +189,235 @@ def test_len_of_any_value_and_count_any_all_with_a_condition():
 def test_a_parameter_that_is_not_a_name_is_passed_by_name_and_never_written_into_code():
     # The schema refuses such names; the compiler must not rely on it: they would become the
     # generated function's parameters. A call of such a function binds by name instead.
-    comp, model, diags = ruleset(functions={"odd": (("n): pass  #", "m"), "m + 1")})
+    comp, model, _diags = ruleset(functions={"odd": (("n): pass  #", "m"), "m + 1")})
     assert "pass" not in model.functions["odd"].source
     c, _ = run_effect(comp, model, "total = odd(5, 6)")
     assert c.state["globals"]["total"] == 7 and c.meter.used == 1
+
+
+# ---- `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`) ----
+
+def test_a_test_written_in_place_gives_what_the_primitive_gives():
+    comp, model, _ = ruleset()
+    # `where=f` (a function held in a local) runs the primitive; `where=x => ...` the inline loop
+    c, _ = run_effect(comp, model, "let f = x => x > 1\nlet xs = [3, 0, 2, 1]\nlet m = {'a': 1, 'b': 2}\n"
+                                   "trace = [count(xs, where=x => x > 1), count(xs, where=f),"
+                                   " any(xs, where=x => x > 1), any(xs, where=f),"
+                                   " all(xs, where=x => x > 1), all(xs, where=f),"
+                                   " filter(xs, x => x > 1), filter(xs, f), count(m, x => x == 'b'),"
+                                   " any([], where=x => x), all([], where=x => x), count(xs, x => x)]")
+    assert c.state["globals"]["trace"] == [2, 2, True, True, False, False, [3, 2], [3, 2], 1, False, True, 3]
+
+
+def test_a_test_written_in_place_counts_one_step_before_each_test_and_any_stops_at_the_first():
+    comp, model, _ = ruleset()
+    for text, steps in (("total = count([1, 2, 3], where=x => x > 1)", 3),
+                        ("trace = filter([1, 2, 3], x => x > 1)", 3),
+                        ("total = any([1, 2, 3], where=x => x > 1)", 2),
+                        ("total = all([1, 0, 3], where=x => x > 0)", 2)):
+        c, _ = run_effect(comp, model, text)
+        assert c.meter.used == steps, text
+    # a step is counted before each test, not all at once: with a budget of 2 the second test runs
+    # (and fails) before the budget runs out at the third
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "total = count([1, 'a', 3], where=x => x + 1 > 0)", budget=2)
+    assert err.value.code == "E001" and "cannot evaluate" in err.value.message
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntotal = count([1, 2, 3], where=x => x > 0)", budget=2)
+    assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_a_test_written_in_place_keeps_the_primitives_errors_and_their_place():
+    comp, model, _ = ruleset(fields={"score"})
+    for name in ("count", "any", "all", "filter"):
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, f"\n\ntotal = {name}(5, x => x)")
+        assert err.value.message == f"{name}() needs a list, got `5`" and err.value.loc == Loc("flow.yaml", 7, 9)
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntotal = count([1, 2], where=x => x.score > 0)")
+    assert err.value.message == "`1` has no attribute `score`" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_a_test_written_in_place_has_its_own_variable_and_sees_the_outer_ones():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "let x = 'outer'\nlet limit = 2\n"
+                                   "total = count([[1, 2], [3]], where=x => any(x, where=y => y > limit))\n"
+                                   "trace = [x, total, filter([0, 1, 2], x => x >= limit)]")
+    assert c.state["globals"]["trace"] == ["outer", 1, [2]]
+
+
+# ---- reads shared within one expression (compiler `_x_getattr`, `_reads_shared`) ----
+
+def test_a_read_repeated_in_one_expression_gives_the_same_value_and_is_made_once():
+    comp, model, _ = ruleset(functions={"size": (("x",), "x.force.a + x.force.b + x.hand.a")},
+                             fields={"force", "hand", "a", "b"})
+    ent = {"P1": {"force": {"a": 1, "b": 2}, "hand": {"a": 4}}}
+    c, _ = run_effect(comp, model, "total = size('P1') + size({'force': {'a': 10, 'b': 20}, 'hand': {'a': 5}})",
+                      ent=ent)
+    assert c.state["globals"]["total"] == 7 + 35
+    source = model.functions["size"].source
+    assert source.count("E.get(v_x)") == 1 and source.count("'force' in") == 1  # one lookup of x, one of its force
+
+
+def test_reads_are_not_shared_across_a_procedure_that_changes_them():
+    comp, model, _ = ruleset(procedures={"bump": ((), "P1.score += 1")}, fields={"score"})
+    c, _ = run_effect(comp, model, "trace = [P1.score, bump(), P1.score]", ent={"P1": {"score": 0}})
+    assert c.state["globals"]["trace"] == [0, None, 1]
+
+
+def test_a_read_in_a_part_that_did_not_run_is_made_again():
+    comp, model, _ = ruleset(fields={"score"})
+    ent = {"P1": {"score": 3}, "P2": {"score": 5}}
+    # the first `p.score` runs only for P2, and `and` runs its right side only when the left holds:
+    # the later reads must not take a value from a part that did not run (or ran for another p)
+    c, _ = run_effect(comp, model, "for p in ['P1', 'P2', 'P1']:\n"
+                                   "    trace = trace + [(p.score if p == 'P2' else 0) + p.score]\n"
+                                   "    trace = trace + [(p == 'P2' and p.score > 4) or p.score]", ent=ent)
+    assert c.state["globals"]["trace"] == [3, 3, 10, True, 3, 3]
+
+
+def test_reads_of_several_fields_of_a_global_or_an_id_that_is_no_entity_read_the_map_or_fail_as_before():
+    comp, model, _ = ruleset(fields={"score", "mate"})
+    c, _ = run_effect(comp, model, "trace = {'score': 1, 'mate': 2}\ntotal = trace.score + trace.mate + trace.score")
+    assert c.state["globals"]["total"] == 4
+    c, _ = run_effect(comp, model, "total = P1.score + P1.mate", ent={"P1": {"score": 3, "mate": 4}})
+    assert c.state["globals"]["total"] == 7
+    with pytest.raises(RuleError) as err:  # P1 is no entity here
+        run_effect(comp, model, "total = P1.score + P1.mate")
+    assert err.value.message == "`P1` has no attribute `score`"
+
+
+def test_a_repeated_read_that_fails_fails_at_its_place_with_its_message():
+    comp, model, _ = ruleset(fields={"score"})
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let x = 5\ntotal = x.score + x.score")
+    assert err.value.message == "`5` has no attribute `score`" and err.value.loc == Loc("flow.yaml", 6, 9)
+    c, _ = run_effect(comp, model, "let m = {'score': 2}\ntotal = m.score * m.score + len(m)")
+    assert c.state["globals"]["total"] == 5
+
+
+def test_a_local_keeps_its_entity_only_where_the_first_read_surely_ran_and_the_local_is_the_same():
+    comp, model, _ = ruleset(fields={"score", "mate"})
+
+    def trace(text: str) -> Any:
+        ent = {"P1": {"score": 3, "mate": "P2"}, "P2": {"score": 5, "mate": "P1"}}
+        return run_effect(comp, model, text, ent=ent)[0].state["globals"]["trace"]
+    # a local bound again reads its new entity
+    assert trace("let x = 'P1'\ntrace = [x.score]\nx = 'P2'\ntrace = trace + [x.score]") == [3, 5]
+    # a read inside an `if` that did not run, an `elif` condition that did not run, and the
+    # arguments of `say` in a silent game (not built) leave nothing for the reads after them
+    assert trace("let p = 'P2'\nif total > 0:\n    trace = [p.score]\ntrace = trace + [p.score]") == [5]
+    assert trace("let p = 'P2'\nif total == 0:\n    pass\nelif p.score > 1:\n    pass\ntrace = [p.score]") == [5]
+    assert trace("let p = 'P2'\nsay('{p.score}')\ntrace = [p.score, p.mate]") == [5, "P1"]
+    # the target's object runs before the value: it must not use what the value read
+    assert trace("let p = 'P1'\np.mate.score = p.score + p.mate.score\nlet r = 'P2'\ntrace = [r.score]") == [8]
+    assert trace("let p = 'P1'\np.score = (total > 0 and p.mate) or 7\np.mate = p.score + 1\n"
+                 "trace = [p.score, p.mate]") == [7, 8]
+    with pytest.raises(RuleError) as err:
+        trace("let q = 5\n\nq.score = 1")
+    assert err.value.message == "`5` has no state field `score`" and err.value.loc == Loc("flow.yaml", 7, 9)
+    # a loop's variable is a new entity each round; a `let` in the loop body is bound anew
+    assert trace("for q in ['P1', 'P2', 'P1']:\n    let y = q.mate\n    trace = trace + [q.score, y.score]") \
+        == [3, 5, 5, 3, 3, 5]
+
+
+def test_a_function_that_calls_nothing_still_counts_its_call_and_checks_the_depth():
+    comp, model, _ = ruleset(functions={"one": (("n",), "n + 1")},
+                             procedures={"down": (("n",), "total += one(n)\ndown(n + 1)")})
+    assert "c.depth = " not in model.functions["one"].source  # nothing in it looks at the depth
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "down(0)")
+    # `down` runs at depths 1..200; at 200 its call of `one` is refused, at the call
+    assert err.value.message == f"`one` called itself more than {MAX_CALL_DEPTH} levels deep"
+    assert err.value.loc == Loc("rules.yaml", 30, 12)
+    c, _ = run_effect(comp, model, "total = one(1) + one(2)")
+    assert c.state["globals"]["total"] == 5 and c.meter.used == 2 and c.depth == 0
+
+
+def test_a_list_or_map_written_out_is_stored_new_each_time():
+    comp, model, _ = ruleset(fields={"hand"})
+    c, _ = run_effect(comp, model, "for i in range(2):\n    trace = [{'n': 0}, []]\n    total = total + len(trace)\n"
+                                   "    trace[0]['n'] += 1\n    push(trace[1], i)\n"
+                                   "P1.hand = []\ntrace = trace + [P1.hand]",
+                      ent={"P1": {"hand": ["x"]}})
+    assert c.state["globals"]["trace"] == [{"n": 1}, [1], []] and c.state["globals"]["total"] == 4
+    assert c.state["globals"]["trace"][2] is not c.state["ent"]["P1"]["hand"]
+
+
+def test_adding_to_an_item_of_a_map_written_out_keeps_the_helpers_meaning():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "let m = {'a': 1}\nm['a'] += 2\nm['b'] -= 5\nm['c'] += 1.5\nm['a'] += true\n"
+                                   "let xs = [1, 2]\nxs[1] += 3\ntrace = [m, xs]")
+    assert c.state["globals"]["trace"] == [{"a": 4, "b": -5, "c": 1.5}, [1, 5]]
+    big = 1 << 70
+    c, _ = run_effect(comp, model, f"let m = {{'a': {big}}}\nm['a'] += {big}\nm['a'] -= 1\ntrace = [m]")
+    assert c.state["globals"]["trace"] == [{"a": 2 * big - 1}]
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let m = {'a': 'x'}\n\nm['a'] += 1")
+    assert "cannot evaluate" in err.value.message and err.value.loc == Loc("flow.yaml", 7, 9)
+
+
+def test_a_constant_map_cannot_be_added_to_in_place():
+    const = {"a": 1}
+    sym_comp, sym_model, _ = ruleset()
+    sym_comp.sym.constants["TABLE"] = const
+    sym_model.frozen_ids = {id(const)}
+    with pytest.raises(RuleError) as err:
+        run_effect(sym_comp, sym_model, "TABLE['a'] += 1")
+    assert "cannot change a constant" in err.value.message and const == {"a": 1}
+
+
+def test_controller_written_out_gives_the_seat_and_refuses_what_is_not_a_player():
+    comp, model, _ = ruleset()
+    fn = comp.effect("trace = [controller('P1'), controller('P3')]", Loc("flow.yaml", 5, 9), set(), "effect")
+    for seats, want in ((None, ["P1", "P3"]), ({"P1": "P1", "P3": "P1"}, ["P1", "P1"])):
+        state = {"globals": {"trace": [], "total": 0}, "ent": {}, "players": ["P1", "P3"]}
+        if seats:
+            state["seats"] = seats
+        c = Ctx(state, model, Hooks(), {})
+        fn(c)
+        assert c.state["globals"]["trace"] == want
+    bad = comp.effect("\ntotal = controller(5)", Loc("flow.yaml", 5, 9), set(), "effect")
+    with pytest.raises(RuleError) as err:
+        bad(Ctx({"globals": {"trace": [], "total": 0}, "ent": {}, "players": ["P1"]}, model, Hooks(), {}))
+    assert err.value.message == "controller(): `5` is not a player" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_joining_texts_and_lists_is_bounded_and_refuses_mixed_kinds():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "trace = ['a'] + ['b']\ntrace = trace + [len('xy' + 'z')]")
+    assert c.state["globals"]["trace"] == ["a", "b", 3]
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let xs = [0]\nfor i in range(25):\n    xs = xs + xs")
+    assert err.value.code == "E003" and err.value.loc == Loc("flow.yaml", 7, 13)
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "trace = [1] + 'a'")
+    assert "cannot evaluate" in err.value.message
+
+
+def test_a_list_comprehension_is_charged_its_length_at_the_start_and_runs_over_a_copy():
+    comp, model, _ = ruleset(procedures={"grow": ((), "push(trace, 9)")})
+    c, _ = run_effect(comp, model, "trace = [1, 2]\ntotal = len([grow() for x in trace if x > 0])\n"
+                                   "trace = trace + [[k for k in {'a': 1, 'b': 2}],"
+                                   " [y * 2 for y in range(3) if y != 1]]")
+    # the loop ran over the two items it started with, though each round added one
+    assert c.state["globals"]["total"] == 2 and c.state["globals"]["trace"] == [1, 2, 9, 9, ["a", "b"], [0, 4]]
+    c, _ = run_effect(comp, model, "trace = [x for x in [5, 6, 7]]")
+    assert c.meter.used == 3
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntrace = [x for x in 5]")
+    assert err.value.message == "`for` needs a list, got `5`" and err.value.loc == Loc("flow.yaml", 6, 9)
+    with pytest.raises(RuleError) as err:  # range(5) is 5 steps, the loop over it 5 more
+        run_effect(comp, model, "\n\ntrace = [x for x in range(5)]", budget=7)
+    assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 7, 9)
+
+
+def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "let pairs = [[1, 'a'], [2, 'b'], 3]\ntrace = pairs\npush(pairs[0], 'x')")
+    assert c.state["globals"]["trace"] == [[1, "a"], [2, "b"], 3]
+    from dsl.runtime import store_value
+    with pytest.raises(RuleError) as err:
+        store_value([[0] * 999] * 1_002)
+    assert err.value.code == "E003"
+    assert store_value([[1.5], [[1]]]) == [[1.5], [[1]]]
