@@ -129,16 +129,22 @@ class RoundFigures:
         self.figures = game.model.hints.get("round_breakdown") or {}
         self.round_step = game.model.hints.get("round")
         self.held: dict[tuple[str, int, str], str] = {}  # (figure, round, player) -> value
+        self._c: Any = None  # one context for every figure of this game, as the flow machine keeps one
 
     def sample(self, game: Any) -> None:
         if not self.figures:
             return
         from dsl.runtime import Ctx, RuleError
+        c = self._c
+        if c is None or c.state is not game.state:
+            c = self._c = Ctx(game.state, game.model, game)
         r = game.counts.get(self.round_step, 0) if self.round_step else 0
         for name, fn in self.figures.items():
             for p in game.state["players"]:
+                c.vars = {"player": p}
+                c.meter.used = 0  # each figure its own budget, as a fresh context had
                 try:
-                    value = fn(Ctx(game.state, game.model, game, {"player": p}))
+                    value = fn(c)
                 except (RuleError, TypeError, ValueError):
                     continue
                 if value is not None:
