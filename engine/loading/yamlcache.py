@@ -235,17 +235,29 @@ class _Decoder:
         if not ok:
             raise _Bad
 
+    def scalar(self, item: list) -> tuple[Any, Loc]:
+        """A scalar node `[line, col, value]` and its location: a text whose start is enough
+        (`_TEXTS`) checked by that start alone, anything else by `written`."""
+        line, col, value = item
+        starts = self.starts
+        if type(value) not in _SCALARS or type(line) is not int or type(col) is not int \
+                or not 0 < line < len(starts) or col < 1:
+            raise _Bad
+        at = starts[line - 1] + col - 1
+        if at >= starts[line] or at < self.pos:  # past its line's end, or out of order
+            raise _Bad
+        self.pos = at
+        start = (_TEXTS.get(value) or _text_form(value))[2] if type(value) is str else None
+        if start is None or not self.text.startswith(start, at):
+            self.written(value, at)
+        return value, Loc(self.file, line, col)
+
     def node(self, item: object) -> Any:
-        """The value of an entry's node. The scalars of a mapping or list are checked inline, a
-        text whose start is enough (`_TEXTS`) by that start alone; others by `loc` and `written`."""
+        """The value of an entry's node (its scalars by `scalar`)."""
         if type(item) is not list:
             raise _Bad
         if len(item) == 3:
-            line, col, value = item
-            if type(value) not in _SCALARS:
-                raise _Bad
-            self._last, at = self.loc(line, col)
-            self.written(value, at)
+            value, self._last = self.scalar(item)
             return value
         if len(item) != 4 or type(item[3]) is not list:
             raise _Bad
@@ -275,19 +287,7 @@ class _Decoder:
                 if start is None or not startswith(start, at):
                     self.written(key, at, key=True)
                 if type(child) is list and len(child) == 3:
-                    vline, vcol, value = child
-                    if type(value) not in _SCALARS or type(vline) is not int or type(vcol) is not int \
-                            or not 0 < vline < lines or vcol < 1:
-                        raise _Bad
-                    at = starts[vline - 1] + vcol - 1
-                    if at >= starts[vline] or at < self.pos:
-                        raise _Bad
-                    self.pos = at
-                    value_locs[key] = Loc(file, vline, vcol)
-                    start = (texts.get(value) or _text_form(value))[2] if type(value) is str else None
-                    if start is None or not startswith(start, at):
-                        self.written(value, at)
-                    out[key] = value
+                    out[key], value_locs[key] = self.scalar(child)
                 else:
                     out[key] = self.node(child)
                     value_locs[key] = self._last
@@ -297,19 +297,9 @@ class _Decoder:
             item_locs: list[Loc] = []
             for child in children:
                 if type(child) is list and len(child) == 3:
-                    vline, vcol, value = child
-                    if type(value) not in _SCALARS or type(vline) is not int or type(vcol) is not int \
-                            or not 0 < vline < lines or vcol < 1:
-                        raise _Bad
-                    at = starts[vline - 1] + vcol - 1
-                    if at >= starts[vline] or at < self.pos:
-                        raise _Bad
-                    self.pos = at
-                    item_locs.append(Loc(file, vline, vcol))
-                    start = (texts.get(value) or _text_form(value))[2] if type(value) is str else None
-                    if start is None or not startswith(start, at):
-                        self.written(value, at)
+                    value, vloc = self.scalar(child)
                     out.append(value)
+                    item_locs.append(vloc)
                 else:
                     out.append(self.node(child))
                     item_locs.append(self._last)
