@@ -925,7 +925,7 @@ class Compiler:
         avail = self._avail
         if avail is None:
             return self._read_kept(obj, obj, fname, False)
-        held = avail.get(("", obj), obj)  # `(_t5 := x.force)`: the value is in _t5
+        held = avail.get(("", obj), obj)  # `(_t5 := x.size)`: the value is in _t5
         if not _STABLE.fullmatch(held):
             return self._read(obj, fname)
         got = avail.get((held, fname))
@@ -1158,8 +1158,8 @@ _BLOCKS_AND_STMTS = _BLOCKS | {"let_stmt", "for_stmt", "assign", "aug_assign"}
 def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[int]]:
     """Whether the reads `o.f` of one expression may share what they read (a fresh table for
     `Compiler._x_getattr`, or None); which reads are made more than once (the ids of their nodes,
-    by what they read: `x.force` twice); and which read state fields of an object read more than
-    once (`x.force`, `x.stay`: one lookup of `x`'s entity). Only in an expression that cannot
+    by what they read: `x.size` twice); and which read state fields of an object read more than
+    once (`x.size`, `x.owner`: one lookup of `x`'s entity). Only in an expression that cannot
     change the game while it runs: no procedure, no built-in that is not pure, no `emit`, `run`
     or `value` (a modifier's layers), no text template (its inserts are compiled apart)."""
     if type(root) is not Tree or root.data in _LEAVES:
