@@ -139,3 +139,40 @@ def test_the_ray_backend_gives_the_same_rows_on_a_local_instance(reference, tmp_
     finally:
         ray.shutdown()
     assert rows(db) == rows(reference)
+
+
+def test_round_figures_keep_the_last_value_seen_and_leave_out_figures_that_fail(tmp_path):
+    """hints.round_breakdown (docs/simulate.md): each figure is sampled before every decision;
+    the value kept is the last one other than none, and a figure whose rule text fails (here a
+    division by zero) is left out for that sample while the others are still kept."""
+    import shutil
+
+    from engine.agents import seat_agent
+    from engine.run.game import Game
+
+    pkg = tmp_path / "race"
+    shutil.copytree(RACE, pkg)
+    (pkg / "hints.yaml").write_text(
+        "hints:\n"
+        "  round_breakdown:\n"
+        "    total: \"player.total\"\n"
+        "    odd: \"player.total if player.total % 2 == 1 else none\"\n"
+        "    broken: \"1 // (player.total - player.total)\"\n", encoding="utf-8")
+    model = load(str(pkg), players=2)
+    row = play_game(model, 2, ("random", "random"), False, 5, 0)
+    assert row["error"] is None
+    got = {k: v for k, v in row["counts"].items() if k.startswith("byround:")}
+    # The same game again, read before each decision by plain Python.
+    g = Game.new(model, 2, row["seed"], log=False)
+    agents = {f"P{i + 1}": seat_agent("random", row["seed"], i) for i in range(2)}
+    held: dict[tuple[str, str], int] = {}
+    while not g.over:
+        for p in g.state["players"]:
+            total = g.state["ent"][p]["total"]
+            held[("total", p)] = total
+            if total % 2 == 1:
+                held[("odd", p)] = total
+        d = g.decision
+        g.apply(d.options[agents[d.player].choose(g, d)])
+    assert got == {f"byround:{name}={v}@{p}": 1 for (name, p), v in held.items()}
+    assert any(k.startswith("byround:odd=") for k in got) and not any("broken" in k for k in got)

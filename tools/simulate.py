@@ -130,25 +130,29 @@ class RoundFigures:
         self.round_step = game.model.hints.get("round")
         self.held: dict[tuple[str, int, str], str] = {}  # (figure, round, player) -> value
         self._c: Any = None  # one context for every figure of this game, as the flow machine keeps one
+        self._fast = [(name, getattr(fn, "fast", fn)) for name, fn in self.figures.items()]
 
     def sample(self, game: Any) -> None:
         if not self.figures:
             return
-        from dsl.runtime import Ctx, RuleError
         c = self._c
         if c is None or c.state is not game.state:
+            from dsl.runtime import Ctx
             c = self._c = Ctx(game.state, game.model, game)
         r = game.counts.get(self.round_step, 0) if self.round_step else 0
-        for name, fn in self.figures.items():
-            for p in game.state["players"]:
-                c.vars = {"player": p}
-                c.meter.used = 0  # each figure its own budget, as a fresh context had
+        meter, held = c.meter, self.held
+        for p in game.state["players"]:
+            c.vars = {"player": p}  # figures only read: one scope serves every figure of a player
+            for name, fast in self._fast:
+                meter.used = 0  # each figure its own budget, as a fresh context had
                 try:
-                    value = fn(c)
-                except (RuleError, TypeError, ValueError):
-                    continue
+                    value = fast(c)  # bare: a failure is located (as the rule's wrapper would) only if caught
+                except Exception as e:
+                    if _skipped(e):
+                        continue
+                    raise
                 if value is not None:
-                    self.held[(name, r, p)] = str(value)
+                    held[(name, r, p)] = str(value)
 
     def tags(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -156,6 +160,14 @@ class RoundFigures:
             key = f"byround:{name}={value}@{p}"
             out[key] = out.get(key, 0) + 1
         return out
+
+
+def _skipped(e: Exception) -> bool:
+    """Whether a figure that raised `e` is left out: a failure of its rule text (as its
+    wrapper reports it), not an engine bug."""
+    from dsl.codegen import rule_error
+    from dsl.runtime import RuleError
+    return isinstance(rule_error(e), (RuleError, TypeError, ValueError))
 
 
 # --------------------------------------------------------------------------- workers
