@@ -144,6 +144,21 @@ def test_determinize_resamples_hidden_counts_and_sealed_bins() -> None:
     assert own["ent"]["P2"]["plan"] == g.state["ent"]["P2"]["plan"], "a player's own secrets stay"
 
 
+def test_determinize_follows_the_order_the_state_holds_its_entities() -> None:
+    """The hidden places are looked up once per model (determinize runs for every option a bot
+    tries) and again when a state holds its entities in another order (a save written by
+    another tool): the copy is then what it would be on a model that never saw the first."""
+    g = _cards_game_at_p1_turn()
+    shuffled = g.clone()
+    shuffled.state["ent"] = dict(reversed(list(shuffled.state["ent"].items())))
+    determinize(g, "P1", random.Random(5))  # the model now knows g's order
+    got = determinize(shuffled, "P1", random.Random(5)).state
+    g.model.derived.pop("hidden_plan")
+    fresh = determinize(shuffled, "P1", random.Random(5)).state
+    assert list(got["ent"]) == list(fresh["ent"]) and got == fresh
+    assert determinize(g, "P1", random.Random(5)).state != got  # the order decides the deal
+
+
 def test_play_builds_bots_from_the_same_specs(capsys) -> None:
     """`daimyo play --seats` takes the specs the tournament takes, and refuses a wrong one."""
     from engine.cli import main

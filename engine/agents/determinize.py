@@ -39,37 +39,54 @@ def determinize(game: Game, player: str, rng: random.Random) -> Game:
     return sim
 
 
-# A hidden slot: (container, key, owner of the secret, group name for counts).
-Slot = tuple[Any, Any, Any, str]
+# A hidden slot: (container, key, owner of the secret, group of counts: (field, owner), or
+# (None, name) for a global).
+Slot = tuple[Any, Any, Any, tuple]
 
 
 def _hidden_slots(sim: Game, player: str) -> list[Slot]:
-    m = sim.model
     state = sim.state
     slots: list[Slot] = []
-    for name, vis in m.globals_visible.items():
-        if vis != "all" and name in state["globals"]:
-            slots.append((state["globals"], name, None, f"global:{name}"))
+    globals_ = state["globals"]
+    for name in _plan(sim.model, state)[0]:
+        if name in globals_:
+            slots.append((globals_, name, None, (None, name)))
+    ent = state["ent"]
+    for eid, owner_field, secret in _plan(sim.model, state)[1]:
+        fields = ent[eid]
+        owner = eid if owner_field is None else (fields.get(owner_field) if owner_field else None)
+        for f, vis in secret:
+            if f in fields and (vis == "none" or owner != player):
+                slots.append((fields, f, owner, (f, owner)))
+    return slots
+
+
+def _plan(m: Any, state: dict) -> tuple[list[str], list[tuple[str, str | None, list[tuple[str, str]]]]]:
+    """The globals not visible to all, and the entities whose kind has fields not visible to
+    all, in the order the state holds them: (id, owner field (None: a player, its own owner;
+    "": no owner), those fields). Made once per model and order of entities: `determinize`
+    runs for every option a bot tries."""
+    ent = state["ent"]
+    got = m.derived.get("hidden_plan")
+    if got is not None and got[0] == list(ent):
+        return got[1]
     hidden = _hidden_fields(m)
     players = state["players"]
     kind_of = m.kind_of
-    for eid, fields in state["ent"].items():
-        kind = "player" if eid in players else kind_of.get(eid, "")
-        found = hidden.get(kind)
-        if found is None:
-            continue
-        owner_field, secret = found
-        owner = eid if kind == "player" else (fields.get(owner_field) if owner_field else None)
-        for f, vis in secret:
-            if f in fields and (vis == "none" or owner != player):
-                slots.append((fields, f, owner, f"{f}/{owner}"))
-    return slots
+    entities = []
+    for eid in ent:
+        is_player = eid in players
+        found = hidden.get("player" if is_player else kind_of.get(eid, ""))
+        if found is not None:
+            entities.append((eid, None if is_player else found[0], found[1]))
+    plan = ([name for name, vis in m.globals_visible.items() if vis != "all"], entities)
+    m.derived["hidden_plan"] = (list(ent), plan)
+    return plan
 
 
 def _hidden_fields(m: Any) -> dict[str, tuple[str, list[tuple[str, str]]]]:
     """Per kind with secrets: its owner field and its fields not visible to all, in the order
-    an entity of the kind holds them (made once per model: `determinize` runs every search
-    iteration)."""
+    an entity of the kind holds them."""
     got = m.derived.get("hidden_fields")
     if got is None:
         got = {}
@@ -81,40 +98,46 @@ def _hidden_fields(m: Any) -> dict[str, tuple[str, list[tuple[str, str]]]]:
     return got
 
 
-def _entity_places(value: Any, container: Any, key: Any) -> list[tuple[Any, Any]]:
-    """Where entity ids sit inside one hidden value: (container, key) pairs, in order."""
-    out: list[tuple[Any, Any]] = []
-    if isinstance(value, list):
+def _entity_places(value: Any, container: Any, key: Any, out: list[tuple[Any, Any]]) -> None:
+    """Add to `out` where entity ids sit inside one hidden value: (container, key) pairs, in
+    order (a list's items in turn, a map's values by key)."""
+    if isinstance(value, str):
+        out.append((container, key))
+    elif isinstance(value, list):
         for i, x in enumerate(value):
-            out.extend(_entity_places(x, value, i))
+            if type(x) is str:  # the usual case, a list of ids: no call per item
+                out.append((value, i))
+            elif isinstance(x, (list, dict, str)):
+                _entity_places(x, value, i, out)
     elif isinstance(value, dict):
         for k in sorted(value, key=str):
-            out.extend(_entity_places(value[k], value, k))
-    elif isinstance(value, str):
-        out.append((container, key))
-    return out
+            _entity_places(value[k], value, k, out)
 
 
 def _redeal_entities(sim: Game, slots: list[Slot], rng: random.Random) -> None:
     m = sim.model
     ent = sim.state["ent"]
+    kind_of = m.kind_of
     found: list[tuple[Any, Any, Any, str]] = []  # (container, key, owner of the secret, entity kind)
     for container, key, owner, _group in slots:
-        for c, k in _entity_places(container[key], container, key):
-            kind = m.kind_of.get(c[k])
+        where: list[tuple[Any, Any]] = []
+        _entity_places(container[key], container, key, where)
+        for c, k in where:
+            kind = kind_of.get(c[k])
             if kind is not None:
                 found.append((c, k, owner, kind))
+    if not found:
+        return
     # An id hidden in several places at once is a token every player has a copy of (the same
     # war chest cards in each player's hand): it stays among its owner's secrets.
     seen: dict[str, int] = {}
     for c, k, _owner, _kind in found:
         seen[c[k]] = seen.get(c[k], 0) + 1
+    owner_key = _owner_fields(m)
     places: list[tuple[Any, Any, Any]] = []  # (container, key, pool key)
     for c, k, owner, kind in found:
         x = c[k]
-        ek = m.kinds.get(kind)
-        item_owner = ent.get(x, {}).get(ek.owner if ek and ek.owner else "owner")
-        if owner is not None and (item_owner == owner or seen[x] > 1):
+        if owner is not None and (ent.get(x, {}).get(owner_key[kind]) == owner or seen[x] > 1):
             places.append((c, k, ("owner", owner)))  # face down, one's own cards look alike
         else:
             places.append((c, k, ("kind", kind)))
@@ -128,15 +151,23 @@ def _redeal_entities(sim: Game, slots: list[Slot], rng: random.Random) -> None:
         c[k] = pools[pool].pop()
 
 
+def _owner_fields(m: Any) -> dict[str, str]:
+    """The field naming the owner of an entity, per kind (`owner` when the kind names none)."""
+    got = m.derived.get("owner_fields")
+    if got is None:
+        got = m.derived["owner_fields"] = {name: k.owner or "owner" for name, k in m.kinds.items()}
+    return got
+
+
 def _is_count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
 def _redeal_counts(slots: list[Slot], rng: random.Random) -> None:
-    groups: dict[str, list[tuple[Any, Any]]] = {}
+    groups: dict[tuple, list[tuple[Any, Any]]] = {}
     for container, key, _owner, group in slots:
         v = container[key]
-        if _is_count(v):
+        if type(v) is int and v >= 0:  # _is_count, written out: the state holds plain values
             groups.setdefault(group, []).append((container, key))
         elif isinstance(v, dict) and v and all(_is_count(x) for x in v.values()):
             _spread(sum(v.values()), [(v, k) for k in sorted(v, key=str)], rng)
@@ -148,8 +179,9 @@ def _redeal_counts(slots: list[Slot], rng: random.Random) -> None:
 def _spread(total: int, members: list[tuple[Any, Any]], rng: random.Random) -> None:
     """Deal `total` units over the members at random (each unit to a uniformly chosen member)."""
     counts = [0] * len(members)
+    below, n = rng._randbelow, len(members)  # what randrange(n) returns, without its checks per unit
     for _ in range(min(total, 10_000)):
-        counts[rng.randrange(len(members))] += 1
+        counts[below(n)] += 1
     counts[0] += max(0, total - 10_000)
     for (c, k), n in zip(members, counts, strict=True):
         c[k] = n
