@@ -1,0 +1,148 @@
+"""Instruction counts and log digests: the measures behind the figures in docs/performance.md.
+
+Wall-clock seconds on a shared machine move with its load; the number of machine instructions
+a piece of work takes does not. These measures run the work under valgrind's callgrind (Debian
+package `valgrind`) twice, once small and once larger, and report the difference per unit, so
+that start-up and loading cancel out:
+
+    python -m tools.instructions games shogun                 # per 4-player random game (games 2-6 of seeds 1-6)
+    python -m tools.instructions games samurai-swords --games 3
+    python -m tools.instructions sweep shogun                 # per sweep game: the game, its bots, its figures
+    python -m tools.instructions validate                     # one cold `daimyo validate rulesets/*`
+    python -m tools.instructions digests > before.txt          # seeded log digests of every bundled combo
+
+`digests` is the sameness check between two versions of the code: it plays seeded random games
+of every bundled combo at every player count with the full log on and prints one digest per
+game (the ruleset fingerprint left out, since editing a rule text changes it); `diff` the
+output of two versions. (`daimyo difftest` compares the two flow machines of one version.)
+
+Run from the checkout to measure: the current folder's code is what runs. Compile the
+project's bytecode first (any `daimyo` command does), or the first run counts that too.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+DIGEST_SET = [  # combo, player counts, games per count
+    ("shogun", (3, 4, 5), 30),
+    ("shogun+tennos-court+military-leaders+chambers+samurai-cards", (3, 4, 5), 20),
+    ("shogun-cards", (2, 3, 4), 30),
+    ("shogun-cards+shogun-cards-advanced+shogun-cards-wagers", (2, 3, 4), 30),
+    ("samurai-swords", (2, 3, 4, 5), 6),
+    ("samurai-swords+samurai-swords-objectives", (2, 3, 4, 5), 4),
+    ("samurai-swords+samurai-swords-vp", (3, 4, 5), 4),
+]
+
+
+# ---- the work that is counted (run inside callgrind by `_count`) ----
+
+def play(combo: str, players: int, games: int) -> None:
+    """`games` random games (seeds 1..games), no log: what `daimyo bench` plays."""
+    from engine.model import load
+    from engine.run.game import Game
+    model = load(combo, {}, players)
+    rng = random.Random(1)
+    for seed in range(1, games + 1):
+        g = Game.new(model, players, seed, log=False)
+        while not g.over:
+            options = g.decision.options
+            g.apply(options[rng.randrange(len(options))])
+
+
+def sweep(combo: str, players: int, games: int) -> None:
+    """`games` games of a sweep (`daimyo simulate`'s `play_game`: random bots, round figures)."""
+    from engine.model import load
+    from tools.simulate import play_game
+    model = load(combo, {}, players)
+    for game in range(games):
+        play_game(model, players, ["random"] * players, False, 1, game)
+
+
+def digests(out: object = sys.stdout) -> None:
+    """One line per seeded game of DIGEST_SET: combo, players, seed, digest of its full log."""
+    from engine.model import load
+    from engine.run.game import Game
+    for combo, counts, games in DIGEST_SET:
+        for players in counts:
+            model = load(combo, {}, players)
+            for seed in range(1, games + 1):
+                rng = random.Random(seed)
+                g = Game.new(model, players, seed)
+                while not g.over:
+                    options = g.decision.options
+                    g.apply(options[rng.randrange(len(options))])
+                text = "\n".join(json.dumps({k: v for k, v in e.items() if k != "fingerprint"}, ensure_ascii=False)
+                                 for e in g.log)
+                print(combo, players, seed, hashlib.sha256(text.encode()).hexdigest()[:16], file=out, flush=True)
+
+
+# ---- counting ----
+
+def _count(python_args: list[str]) -> int:
+    """Instructions callgrind counts for `python <python_args>`."""
+    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict layouts in every run
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                           *python_args], capture_output=True, text=True, env=env, check=False)
+    found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the counted run failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def per_unit(small: list[str], large: list[str], units: int) -> float:
+    """Instructions per unit of work: (count of `large` - count of `small`) / `units`."""
+    return (_count(["-m", "tools.instructions", *large]) - _count(["-m", "tools.instructions", *small])) / units
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.instructions", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True, metavar="{games,sweep,validate,digests}")
+    for name, text in (("games", "instructions per random game, loading left out"),
+                       ("sweep", "instructions per game of a sweep (bots and round figures included)")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("combo")
+        p.add_argument("--players", type=int, default=4)
+        p.add_argument("--games", type=int, default=6, help="games counted, less the first (default 6: 5 counted)")
+    sub.add_parser("validate", help="instructions of one cold `daimyo validate rulesets/*`")
+    sub.add_parser("digests", help="seeded log digests of every bundled combo and player count (no valgrind)")
+    inner = sub.add_parser("run")  # what runs inside callgrind (no help: not listed)
+    inner.add_argument("work", choices=("games", "sweep"))
+    inner.add_argument("combo")
+    inner.add_argument("players", type=int)
+    inner.add_argument("games", type=int)
+    args = parser.parse_args(argv)
+    if args.what == "digests":
+        digests()
+        return 0
+    if args.what == "run":
+        (play if args.work == "games" else sweep)(args.combo, args.players, args.games)
+        return 0
+    if shutil.which("valgrind") is None:
+        print("valgrind is needed to count instructions (Debian: apt-get install valgrind)", file=sys.stderr)
+        return 2
+    if args.what == "validate":
+        folders = sorted(f"rulesets/{p}" for p in os.listdir("rulesets") if not p.startswith((".", "_")))
+        n = _count(["-m", "engine.cli", "validate", *folders])
+        print(f"cold validate rulesets/*: {n / 1e6:,.0f}M instructions")
+        return 0
+    if args.games < 2:
+        parser.error("--games must be at least 2 (the first game is the baseline)")
+    n = per_unit(["run", args.what, args.combo, str(args.players), "1"],
+                 ["run", args.what, args.combo, str(args.players), str(args.games)], args.games - 1)
+    print(f"{args.combo} ({args.players} players): {n / 1e6:.1f}M instructions per "
+          f"{'game' if args.what == 'games' else 'sweep game'} (games 2-{args.games})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
