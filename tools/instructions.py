@@ -89,23 +89,27 @@ def digests(out: object = sys.stdout) -> None:
 
 def _count(python_args: list[str]) -> int:
     """Instructions callgrind counts for `python <python_args>`."""
-    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict layouts in every run
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                           *python_args], capture_output=True, text=True, env=env, check=False)
+                           *python_args], capture_output=True, text=True, env=_env(), check=False)
     found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or found is None:
         raise SystemExit(f"the counted run failed:\n{done.stderr[-2000:]}")
     return int(found.group(1))
 
 
+def _env() -> dict[str, str]:
+    """The environment of a measured run: the same dict layouts every run (a fixed hash seed),
+    and bytecode kept as an installed package keeps it."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def per_unit(small: list[str], large: list[str], units: int) -> float:
     """Instructions per unit of work: (count of `large` - count of `small`) / `units`. The
     small run is made once uncounted first, so that bytecode and caches written on a first run
     are counted in neither."""
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, "-m", "tools.instructions", *small], env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "tools.instructions", *small], env=_env(), check=True, capture_output=True)
     return (_count(["-m", "tools.instructions", *large]) - _count(["-m", "tools.instructions", *small])) / units
 
 
@@ -138,9 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.what == "validate":
         folders = sorted(f"rulesets/{p}" for p in os.listdir("rulesets") if not p.startswith((".", "_")))
-        env = dict(os.environ)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        subprocess.run([sys.executable, "-m", "engine.cli", "validate", *folders], env=env, capture_output=True,
+        subprocess.run([sys.executable, "-m", "engine.cli", "validate", *folders], env=_env(), capture_output=True,
                        check=False)  # uncounted: bytecode and caches written, as after any first run
         n = _count(["-m", "engine.cli", "validate", *folders])
         print(f"cold validate rulesets/*: {n / 1e6:,.0f}M instructions")
