@@ -422,11 +422,19 @@ class Compiler:
         self._ents: dict[str, str] = {}  # locals whose entity's state dict a temporary holds here (`_x_getattr`)
         self._value_ents: dict[str, str] = {}  # those known once an assignment's value ran
         self._once = _bound_once(tree, local_names)
+        self._plain = False  # writing the plain form of an expression (`_plain_form`)
         self._dots = self._src.count(".") > 1  # (a text without two reads `o.f` shares none)
         try:
             scope = _Scope(set(local_names), pure)
             if start == "expression":
-                self._unit.emit(0, f"return {self._expr(tree.children[0], scope)}", loc)
+                checked = self._expr(tree.children[0], scope)
+                plain = self._plain_form(tree.children[0], scope)
+                if plain is not None:
+                    self._unit.emit(0, "try:", loc)
+                    self._unit.emit(1, f"return {plain}", loc)
+                    self._unit.emit(0, "except _MISS:  # not the common case: the checked form decides", loc)
+                    self._unit.emit(1, "pass", loc)
+                self._unit.emit(0, f"return {checked}", loc)
             else:
                 self._block(tree.children, scope, 0)
             return self._unit.build(sorted(self._loads), what, self._callee)
@@ -688,6 +696,30 @@ class Compiler:
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
         return handler(node, scope)
 
+    def _plain_form(self, node: Any, scope: _Scope) -> str | None:
+        """The expression with its reads of fields as plain subscripts (`E[x]['f']`), for the
+        common case, or None where that cannot pay or cannot be right.
+
+        Only for an expression that reads fields and does nothing a second run would change:
+        names, numbers, truth values, reads, arithmetic, comparisons, `and`, `or`, `not`, `if`;
+        no call, no `in` (both may charge the budget), no text, no comprehension. Its caller
+        runs it first and, on KeyError or TypeError (`_MISS`), the checked form (what `_x_getattr` writes)
+        from the start. A plain subscript gives a value exactly where the checked form's inline
+        branch gives the same one: an entity's state dict is found only for an id (every key of
+        the state's entities and of the static table is a text), a key only in a map (a list or
+        a text refuses a text index), and everything else is left to the checked form, which
+        finds a static attribute, an `id`, a map of another type, or raises the error it always
+        raised. The arithmetic is the checked form's own, so its results and errors are too."""
+        if not _plain_ok(node):
+            return None
+        avail, ents = self._avail, self._ents
+        self._plain = True
+        try:
+            return self._expr(node, scope)
+        finally:
+            self._plain = False
+            self._avail, self._ents = avail, ents
+
     def _maybe(self, node: Any, scope: _Scope) -> str:
         """A part of the expression that may not run (the right of `and`, a branch of `if`): the
         reads it makes are not there for what comes after it."""
@@ -888,6 +920,9 @@ class Compiler:
         if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
             return f"{AUG_OPS[op]}({a}, {b})"
         u = self._unit
+        if self._plain and op == "+":  # a whole number within 2**62 is what `_add` gives; else the checked form
+            r = u.temp()
+            return f"({r} if _type({r} := {a} + {b}) is _int and {-_SMALL} < {r} < {_SMALL} else _again())"
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
             x, y, r = u.temp(), u.temp(), u.temp()
             return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
@@ -917,6 +952,13 @@ class Compiler:
             if fname not in self._keys:
                 raise _CompileError("D102", f"unknown attribute `{fname}`", loc,
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
+        if self._plain:  # (`_plain_form`)
+            if fname in self.sym.fields:
+                return f"E[{obj}][{fname!r}]"
+            if fname in self.sym.statics:
+                self._unit.static = True
+                return f"S[{obj}][{fname!r}]"
+            return f"{obj}[{fname!r}]"
         if self._no_walrus:  # inside the list of a comprehension Python allows no `:=`
             return f"_attr(c, {obj}, {fname!r})"
         # A read made again in one expression that changes nothing (`_reads_shared`) is the value
@@ -1205,6 +1247,23 @@ def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[i
 _NEW_LISTS = frozenset({"range", "neighbors", "keys", "values", "sorted", "reversed", "spaces_in", "board_set"})
 _COLLECTION = re.compile(r"_list\(c\.model\.collections\['\w+'\]\)")
 _NOTHING_SHARED: tuple[None, set[int], set[int]] = (None, set(), set())
+
+# What an expression may hold to be run twice without a difference (`Compiler._plain_form`).
+_PLAIN_KINDS = frozenset(("name", "qname", "int_", "decimal", "true", "false", "none", "ternary", "not_", "neg",
+                          "compare", "binop", "getattr", "getitem", "or_", "and_"))
+
+
+def _plain_ok(node: Any) -> bool:
+    """Whether `node` holds only `_PLAIN_KINDS`, at least one of them a read of a field."""
+    todo, reads = [node], False
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Tree):
+            if n.data not in _PLAIN_KINDS:
+                return False
+            reads = reads or n.data == "getattr"
+            todo.extend(n.children)
+    return reads
 _LEAVES = frozenset({"name", "qname", "int_", "decimal", "true", "false", "none"})  # (a string may be a template)
 _VERDICT_FORMS = ("count", "filter", "any", "all")  # primitives whose test may be written in place
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}

@@ -421,3 +421,65 @@ def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
         store_value([[0] * 999] * 1_002)
     assert err.value.code == "E003"
     assert store_value([[1.5], [[1]]]) == [[1.5], [[1]]]
+
+
+# ---- the plain form of an expression that reads fields (compiler `_plain_form`) ----
+
+def _functions(text: str, fields: set[str], statics: set[str] = frozenset(), static: dict | None = None):
+    """A compiler and model with function `f(x) = text` and a procedure `g(x)` pushing f(x)."""
+    sym = Symbols(globals={"trace", "total"}, fields=set(fields), statics=set(statics),
+                  constants={"P1": "P1", "Q": "Q", "shape": {"a": 0, "b": 0}})  # (map keys a, b known)
+    sym.functions["f"] = Callable_(("x",), Loc("rules.yaml", 10, 3))
+    comp = Compiler(sym, Diagnostics())
+    model = SimpleNamespace(frozen_ids=set(), static=static or {}, collections={}, board=None, modifiers={},
+                            procedures={})
+    model.functions = {"f": comp.expression(text, Loc("rules.yaml", 10, 12), {"x"}, "function `f`",
+                                            callee=("f", ("x",)))}
+    return comp, model
+
+
+def _f(text: str, x: str, ent: dict, **kw: Any) -> tuple[Any, int]:
+    comp, model = _functions(text, **kw)
+    c, _ = run_effect(comp, model, f"push(trace, f({x}))", ent=ent)
+    return c.state["globals"]["trace"][0], c.meter.used
+
+
+def test_a_sum_of_fields_runs_plain_in_the_common_case_and_checked_otherwise():
+    fields = {"force", "flag", "name"}
+    _, model = _functions("x.force.a + x.force.b", fields)
+    assert "except _MISS" in model.functions["f"].source  # the plain form is there...
+    _, model = _functions("x.force.a + len(x.force)", fields)
+    assert "except _MISS" not in model.functions["f"].source  # ...but not around a call (it may charge)
+    ent = {"P1": {"force": {"a": 2, "b": 3}, "flag": True, "name": "ab"}}
+    assert _f("x.force.a + x.force.b", "P1", ent, fields=fields) == (5, 1)  # one step: the call
+    # a map given where an id is read: the entity lookup misses, the checked form reads the map
+    assert _f("x.force.a + x.force.b", "{'force': {'a': 1, 'b': 1}}", ent, fields=fields)[0] == 2
+    assert _f("x.flag + 1", "P1", ent, fields=fields)[0] == 2  # a truth value counts as Python counts it
+    assert _f("x.name + x.name", "P1", ent, fields=fields)[0] == "abab"  # texts joined by the checked form
+    assert _f("x.force.a + 0.5", "P1", ent, fields=fields)[0] == 2.5
+    assert _f("x.id", "P1", ent, fields=fields)[0] == "P1"
+    big = {"P1": {"force": {"a": 1 << 62, "b": 1 << 62}}}  # past the inline range: `_add` decides
+    assert _f("x.force.a + x.force.b", "P1", big, fields=fields) == (1 << 63, 1)
+
+
+def test_a_static_attribute_and_a_map_key_read_plainly_give_what_the_checked_form_gives():
+    static = {"P1": {"cost": 4}, "Q": {"cost": 1}}
+    ent = {"P1": {"score": 2}}
+    got = _f("x.cost + x.score", "P1", ent, fields={"score"}, statics={"cost"}, static=static)
+    assert got == (6, 1)
+    _, model = _functions("x.cost + x.score", {"score"}, {"cost"}, static)
+    assert "S[v_x]['cost']" in model.functions["f"].source  # read where `_attr` would find it, plainly
+    # a state field of no entity here: the checked form finds it static (`_attr`)
+    assert _f("x.score", "Q", ent, fields={"score"}, statics={"score"}, static={"Q": {"score": 9}})[0] == 9
+
+
+def test_a_failing_plain_form_fails_with_the_checked_forms_error_at_the_same_place():
+    ent = {"P1": {"score": 2, "name": "ab", "long": "x" * 600_000}}
+    for text, message in (("x.score + x.mate", "`P1` has no attribute `mate`"),
+                          ("x.score + x.name", "cannot evaluate this"),
+                          ("x.score // (x.score - 2)", "division by zero"),
+                          ("x.long + x.long", "more than 1,000,000 items")):  # the bound `_add` keeps
+        comp, model = _functions(text, {"score", "name", "mate", "long"})
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, "push(trace, f(P1))", ent=ent)
+        assert message in err.value.message and err.value.loc == Loc("rules.yaml", 10, 12), text
