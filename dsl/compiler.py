@@ -428,7 +428,7 @@ class Compiler:
             scope = _Scope(set(local_names), pure)
             if start == "expression":
                 checked = self._expr(tree.children[0], scope)
-                plain = self._plain_form(tree.children[0], scope)
+                plain = self._plain_form(tree.children[0], scope, {})
                 if plain is not None:
                     self._unit.emit(0, "try:", loc)
                     self._unit.emit(1, f"return {plain}", loc)
@@ -538,10 +538,19 @@ class Compiler:
                 self._ents.pop(f"v_{node.children[0].children[0]}", None)
         elif kind == "let_stmt":
             name = str(node.children[0])
+            ents = dict(self._ents)
             value = self._expr(node.children[1], scope)
+            plain = self._plain_form(node.children[1], scope, ents)
             scope.names.add(name)
+            if plain is not None:  # (as for an expression rule: `_compile_tree`)
+                self._ents = ents  # the checked form may not run: what it found out is not kept
+                u.emit(depth, "try:", loc)
+                u.emit(depth + 1, f"v_{name} = {plain}", loc)
+                u.emit(depth, "except _MISS:", loc)
+                u.emit(depth + 1, f"v_{name} = {value}", loc)
+            else:
+                u.emit(depth, f"v_{name} = {value}", loc)
             self._ents.pop(f"v_{name}", None)
-            u.emit(depth, f"v_{name} = {value}", loc)
         elif kind == "call_stmt":
             u.emit(depth, self._expr(node.children[0], scope), loc)
         elif kind == "pass_stmt":
@@ -696,7 +705,7 @@ class Compiler:
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
         return handler(node, scope)
 
-    def _plain_form(self, node: Any, scope: _Scope) -> str | None:
+    def _plain_form(self, node: Any, scope: _Scope, ents: dict[str, str]) -> str | None:
         """The expression with its reads of fields as plain subscripts (`E[x]['f']`), for the
         common case, or None where that cannot pay or cannot be right.
 
@@ -709,16 +718,18 @@ class Compiler:
         the state's entities and of the static table is a text), a key only in a map (a list or
         a text refuses a text index), and everything else is left to the checked form, which
         finds a static attribute, an `id`, a map of another type, or raises the error it always
-        raised. The arithmetic is the checked form's own, so its results and errors are too."""
+        raised. A sum is kept only when it is a number within 2**62 (see `_arith`); the rest
+        of the arithmetic is the checked form's own, so its results and errors are too. A
+        `let` of such an expression is written the same way (`_stmt`)."""
         if not _plain_ok(node):
             return None
-        avail, ents = self._avail, self._ents
-        self._plain = True
+        avail, now = self._avail, self._ents
+        self._plain, self._ents = True, ents  # (the dicts held before the checked form, which may not run)
         try:
             return self._expr(node, scope)
         finally:
             self._plain = False
-            self._avail, self._ents = avail, ents
+            self._avail, self._ents = avail, now
 
     def _maybe(self, node: Any, scope: _Scope) -> str:
         """A part of the expression that may not run (the right of `and`, a branch of `if`): the
@@ -920,9 +931,12 @@ class Compiler:
         if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
             return f"{AUG_OPS[op]}({a}, {b})"
         u = self._unit
-        if self._plain and op == "+":  # a whole number within 2**62 is what `_add` gives; else the checked form
+        if self._plain and op == "+":
+            # A number within 2**62 is what `_add` gives (it bounds only texts, lists and huge whole
+            # numbers); a text or a list is refused by the comparison itself (TypeError), and
+            # everything else is left to the checked form.
             r = u.temp()
-            return f"({r} if _type({r} := {a} + {b}) is _int and {-_SMALL} < {r} < {_SMALL} else _again())"
+            return f"({r} if {-_SMALL} < ({r} := {a} + {b}) < {_SMALL} else _again())"
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
             x, y, r = u.temp(), u.temp(), u.temp()
             return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
@@ -954,7 +968,7 @@ class Compiler:
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
         if self._plain:  # (`_plain_form`)
             if fname in self.sym.fields:
-                return f"E[{obj}][{fname!r}]"
+                return f"{self._ents.get(obj) or f'E[{obj}]'}[{fname!r}]"  # (a local's entity dict, if held)
             if fname in self.sym.statics:
                 self._unit.static = True
                 return f"S[{obj}][{fname!r}]"

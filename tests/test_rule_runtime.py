@@ -483,3 +483,16 @@ def test_a_failing_plain_form_fails_with_the_checked_forms_error_at_the_same_pla
         with pytest.raises(RuleError) as err:
             run_effect(comp, model, "push(trace, f(P1))", ent=ent)
         assert message in err.value.message and err.value.loc == Loc("rules.yaml", 10, 12), text
+
+
+def test_a_let_of_reads_runs_plain_and_what_follows_does_not_count_on_the_checked_form():
+    comp, model, _ = ruleset(fields={"score", "mate", "gone"})
+    ent = {"P1": {"score": 2, "mate": 3}}  # (`gone`: a field of other entities)
+    text = "let x = P1\nlet n = x.score + x.mate\ntotal = n + x.mate"
+    c, _ = run_effect(comp, model, text, ent=ent)  # the plain form ran: x's entity was never held
+    assert c.state["globals"]["total"] == 8
+    c, _ = run_effect(comp, model, "let x = {'score': 1, 'mate': 1}\nlet n = x.score + x.mate\ntotal = n + x.mate")
+    assert c.state["globals"]["total"] == 3  # a map: the checked form ran
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let x = P1\nlet n = x.score + x.gone\ntotal = n", ent=ent)
+    assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 6, 9)
