@@ -58,11 +58,6 @@ def _add(x: Any, y: Any) -> Any:
     return r
 
 
-def _again() -> Any:
-    """Leave the plain form of an expression (compiler `_plain_form`) for its checked form."""
-    raise TypeError("not the common case")
-
-
 def _sub(x: Any, y: Any) -> Any:
     return _sub_result(x - y)
 
@@ -266,7 +261,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
     "_SEQT": frozenset({list, str}),  # for inline `+` of two texts or lists (compiler `_arith`)
     "_loop_list": _loop_list, "_id": id,
-    "_MISS": (KeyError, TypeError), "_again": _again,  # the plain form off its common case (compiler `_plain_form`)
+    "_MISS": (KeyError, TypeError),  # the plain form off its common case (compiler `_plain_form`)
     # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)
     "_seq": _seq, "_setattr": setattr, "_any": any, "_all": all,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},

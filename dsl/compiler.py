@@ -718,7 +718,7 @@ class Compiler:
         the state's entities and of the static table is a text), a key only in a map (a list or
         a text refuses a text index), and everything else is left to the checked form, which
         finds a static attribute, an `id`, a map of another type, or raises the error it always
-        raised. A sum is kept only when it is a number within 2**62 (see `_arith`); the rest
+        raised. A sum is kept only when it is a whole number within 2**62 (see `_arith`); the rest
         of the arithmetic is the checked form's own, so its results and errors are too. A
         `let` of such an expression is written the same way (`_stmt`)."""
         if not _plain_ok(node):
@@ -932,11 +932,11 @@ class Compiler:
             return f"{AUG_OPS[op]}({a}, {b})"
         u = self._unit
         if self._plain and op == "+":
-            # A number within 2**62 is what `_add` gives (it bounds only texts, lists and huge whole
-            # numbers); a text or a list is refused by the comparison itself (TypeError), and
-            # everything else is left to the checked form.
-            r = u.temp()
-            return f"({r} if {-_SMALL} < ({r} := {a} + {b}) < {_SMALL} else _again())"
+            # A whole number within 2**62 is what `_add` gives (it bounds only texts, lists and
+            # huge whole numbers); anything else, `_add` itself (two lists joined: once more).
+            x, y, r = u.temp(), u.temp(), u.temp()
+            return f"({r} if _type({r} := ({x} := {a}) + ({y} := {b})) is _int and {-_SMALL} < {r} < {_SMALL} " \
+                   f"else _add({x}, {y}))"
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
             x, y, r = u.temp(), u.temp(), u.temp()
             return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
