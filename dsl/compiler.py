@@ -430,11 +430,9 @@ class Compiler:
                 checked = self._expr(tree.children[0], scope)
                 plain = self._plain_form(tree.children[0], scope, {})
                 if plain is not None:
-                    self._unit.emit(0, "try:", loc)
-                    self._unit.emit(1, f"return {plain}", loc)
-                    self._unit.emit(0, "except _MISS:  # not the common case: the checked form decides", loc)
-                    self._unit.emit(1, "pass", loc)
-                self._unit.emit(0, f"return {checked}", loc)
+                    self._guarded(0, "return ", plain, checked, loc)
+                else:
+                    self._unit.emit(0, f"return {checked}", loc)
             else:
                 self._block(tree.children, scope, 0)
             return self._unit.build(sorted(self._loads), what, self._callee)
@@ -544,10 +542,7 @@ class Compiler:
             scope.names.add(name)
             if plain is not None:  # (as for an expression rule: `_compile_tree`)
                 self._ents = ents  # the checked form may not run: what it found out is not kept
-                u.emit(depth, "try:", loc)
-                u.emit(depth + 1, f"v_{name} = {plain}", loc)
-                u.emit(depth, "except _MISS:", loc)
-                u.emit(depth + 1, f"v_{name} = {value}", loc)
+                self._guarded(depth, f"v_{name} = ", plain, value, loc)
             else:
                 u.emit(depth, f"v_{name} = {value}", loc)
             self._ents.pop(f"v_{name}", None)
@@ -705,31 +700,50 @@ class Compiler:
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
         return handler(node, scope)
 
-    def _plain_form(self, node: Any, scope: _Scope, ents: dict[str, str]) -> str | None:
+    def _plain_form(self, node: Any, scope: _Scope, ents: dict[str, str]) -> tuple[str, bool] | None:
         """The expression with its reads of fields as plain subscripts (`E[x]['f']`), for the
         common case, or None where that cannot pay or cannot be right.
 
-        Only for an expression that reads fields and does nothing a second run would change:
-        names, numbers, truth values, reads, arithmetic, comparisons, `and`, `or`, `not`, `if`;
-        no call, no `in` (both may charge the budget), no text, no comprehension. Its caller
-        runs it first and, on KeyError or TypeError (`_MISS`), the checked form (what `_x_getattr` writes)
-        from the start. A plain subscript gives a value exactly where the checked form's inline
-        branch gives the same one: an entity's state dict is found only for an id (every key of
-        the state's entities and of the static table is a text), a key only in a map (a list or
-        a text refuses a text index), and everything else is left to the checked form, which
-        finds a static attribute, an `id`, a map of another type, or raises the error it always
-        raised. A sum is kept only when it is a whole number within 2**62 (see `_arith`); the rest
-        of the arithmetic is the checked form's own, so its results and errors are too. A
-        `let` of such an expression is written the same way (`_stmt`)."""
-        if not _plain_ok(node):
+        Only for an expression that reads fields and does nothing a second run would change
+        but the budget: names, numbers, truth values, reads, arithmetic, comparisons, `and`,
+        `or`, `not`, `if`, and `count`, `filter`, `any`, `all` with their test written in place;
+        no other call, no `in`, no text, no comprehension. Its caller (`_guarded`) runs it first
+        and, on KeyError or TypeError (`_MISS`), gives back the budget it charged and runs the
+        checked form (what `_x_getattr` writes) from the start. A plain subscript gives a value
+        exactly where the checked form's inline branch gives the same one: an entity's state
+        dict is found only for an id (every key of the state's entities and of the static table
+        is a text), a key only in a map (a list or a text refuses a text index), and everything
+        else is left to the checked form, which finds a static attribute, an `id`, a map of
+        another type, or raises the error it always raised. A sum is kept only when it is a
+        whole number within 2**62 (see `_arith`); the rest of the arithmetic is the checked
+        form's own, so its results and errors are too. A `let` of such an expression is
+        written the same way (`_stmt`)."""
+        ok, charges = _plain_ok(node, self.sym)
+        if not ok:
             return None
         avail, now = self._avail, self._ents
         self._plain, self._ents = True, ents  # (the dicts held before the checked form, which may not run)
         try:
-            return self._expr(node, scope)
+            return self._expr(node, scope), charges
         finally:
             self._plain = False
             self._avail, self._ents = avail, now
+
+    def _guarded(self, depth: int, to: str, plain: tuple[str, bool], checked: str, loc: Loc) -> None:
+        """`to` (`return ` or `v_name = `) the plain form of an expression, or, where it raises
+        KeyError or TypeError, its checked form run from the start, with the budget it charged
+        given back first (`_plain_form`)."""
+        form, charges = plain
+        u = self._unit
+        used = u.temp() if charges else ""
+        if charges:
+            u.emit(depth, f"{used} = c.meter.used", loc)
+        u.emit(depth, "try:", loc)
+        u.emit(depth + 1, f"{to}{form}", loc)
+        u.emit(depth, "except _MISS:  # not the common case: the checked form decides", loc)
+        if charges:
+            u.emit(depth + 1, f"c.meter.used = {used}", loc)
+        u.emit(depth + 1, f"{to}{checked}", loc)
 
     def _maybe(self, node: Any, scope: _Scope) -> str:
         """A part of the expression that may not run (the right of `and`, a branch of `if`): the
@@ -1267,17 +1281,48 @@ _PLAIN_KINDS = frozenset(("name", "qname", "int_", "decimal", "true", "false", "
                           "compare", "binop", "getattr", "getitem", "or_", "and_"))
 
 
-def _plain_ok(node: Any) -> bool:
-    """Whether `node` holds only `_PLAIN_KINDS`, at least one of them a read of a field."""
-    todo, reads = [node], False
+def _plain_ok(node: Any, sym: Symbols) -> tuple[bool, bool]:
+    """Whether `node` holds only `_PLAIN_KINDS` and `count`, `filter`, `any`, `all` with their
+    test written in place (compiler `_verdict_form`), at least one of them a read of a field;
+    and whether it charges the budget (those four count a step per item)."""
+    todo, reads, charges = [node], False, False
     while todo:
         n = todo.pop()
-        if isinstance(n, Tree):
-            if n.data not in _PLAIN_KINDS:
-                return False
+        if not isinstance(n, Tree):
+            continue
+        if n.data == "call":
+            parts = _verdict_parts(n, sym)
+            if parts is None:
+                return False, False
+            todo.extend(parts)
+            charges = True
+        elif n.data in _PLAIN_KINDS:
             reads = reads or n.data == "getattr"
             todo.extend(n.children)
-    return reads
+        else:
+            return False, False
+    return reads, charges
+
+
+def _verdict_parts(node: Tree, sym: Symbols) -> list | None:
+    """The list and the test of `count`, `filter`, `any` or `all` written as `_verdict_form`
+    writes them (a list and `x => test`, or `where=x => test`), else None."""
+    name, raw = str(node.children[0]), node.children[1:]
+    if name not in _VERDICT_FORMS or name in sym.functions or name in sym.procedures:
+        return None
+    named = [a for a in raw if isinstance(a, Tree) and a.data == "kwarg"]
+    plain = [a for a in raw if not (isinstance(a, Tree) and a.data == "kwarg")]
+    if len(named) == 1 and len(plain) == 1 and str(named[0].children[0]) == "where" and name != "filter":
+        test = named[0].children[1]
+    elif not named and len(plain) == 2:
+        test = plain[1]
+    else:
+        return None
+    if not (isinstance(test, Tree) and test.data == "lambda_"):
+        return None
+    return [plain[0], test.children[1]]
+
+
 _LEAVES = frozenset({"name", "qname", "int_", "decimal", "true", "false", "none"})  # (a string may be a template)
 _VERDICT_FORMS = ("count", "filter", "any", "all")  # primitives whose test may be written in place
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}

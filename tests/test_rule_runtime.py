@@ -428,7 +428,7 @@ def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
 def _functions(text: str, fields: set[str], statics: set[str] = frozenset(), static: dict | None = None):
     """A compiler and model with function `f(x) = text` and a procedure `g(x)` pushing f(x)."""
     sym = Symbols(globals={"trace", "total"}, fields=set(fields), statics=set(statics),
-                  constants={"P1": "P1", "Q": "Q", "shape": {"a": 0, "b": 0}})  # (map keys a, b known)
+                  constants={"P1": "P1", "P2": "P2", "Q": "Q", "shape": {"a": 0, "b": 0}})  # (map keys a, b known)
     sym.functions["f"] = Callable_(("x",), Loc("rules.yaml", 10, 3))
     comp = Compiler(sym, Diagnostics())
     model = SimpleNamespace(frozen_ids=set(), static=static or {}, collections={}, board=None, modifiers={},
@@ -496,3 +496,17 @@ def test_a_let_of_reads_runs_plain_and_what_follows_does_not_count_on_the_checke
     with pytest.raises(RuleError) as err:
         run_effect(comp, model, "let x = P1\nlet n = x.score + x.gone\ntotal = n", ent=ent)
     assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_a_count_in_the_plain_form_that_falls_back_gives_its_steps_back_first():
+    """`count(..., where=...)` charges a step per item; when its plain form stops half-way (a map
+    among the ids), the checked form runs from the start with the steps given back."""
+    ent = {"P1": {"score": 2}, "P2": {"score": 0}}
+    comp, model = _functions("count(x, where=i => i.score > 0)", {"score"})
+    assert "c.meter.used = " in model.functions["f"].source
+    assert _f("count(x, where=i => i.score > 0)", "[P1, P2, P1]", ent, fields={"score"}) == (2, 4)
+    # the map makes the plain form fail at the second item: 1 (the call) + 3 items, not 1 + 2 + 3
+    assert _f("count(x, where=i => i.score > 0)", "[P1, {'score': 5}, P2]", ent, fields={"score"}) == (2, 4)
+    with pytest.raises(RuleError) as err:  # the budget ends the count at the same item either way
+        run_effect(comp, model, "push(trace, f([P1, {'score': 5}, P2, P1]))", ent=ent, budget=3)
+    assert "more than 3 steps of work" in err.value.message
