@@ -706,10 +706,11 @@ class Compiler:
 
         Only for an expression that reads fields and does nothing a second run would change
         but the budget: names, numbers, truth values, reads, arithmetic, comparisons, `and`,
-        `or`, `not`, `if`, and `count`, `filter`, `any`, `all` with their test written in place;
-        no other call, no `in`, no text, no comprehension. Its caller (`_guarded`) runs it first
-        and, on KeyError or TypeError (`_MISS`), gives back the budget it charged and runs the
-        checked form (what `_x_getattr` writes) from the start. A plain subscript gives a value
+        `or`, `not`, `if`, lists written out, `len`, and `count`, `filter`, `any`, `all` with
+        their test written in place; no other call, no `in`, no text, no comprehension. Its
+        caller (`_guarded`) runs it first and, on KeyError or TypeError (`_MISS`), gives back
+        the budget it charged and runs the checked form (what `_x_getattr` writes) from the
+        start. A plain subscript gives a value
         exactly where the checked form's inline branch gives the same one: an entity's state
         dict is found only for an id (every key of the state's entities and of the static table
         is a text), a key only in a map (a list or a text refuses a text index), and everything
@@ -1116,6 +1117,8 @@ class Compiler:
             p, seats = self._unit.temp(), self._unit.temp()
             return (f"(({seats}[{p}] if ({seats} := c.state.get('seats')) else {p}) if ({p} := {args[0]}) "
                     f"in c.state['players'] else P_controller(c, {p}))")
+        if name == "len" and len(args) == 1 and self._plain:  # (`_plain_form`: a list, a map or a text, else _MISS)
+            return f"_len({args[0]})"
         if name == "len" and len(args) == 1 and not self._no_walrus:
             # `len` of a list, map or text, without a call; any other value goes to the primitive
             t = self._unit.temp()
@@ -1278,7 +1281,7 @@ _NOTHING_SHARED: tuple[None, set[int], set[int]] = (None, set(), set())
 
 # What an expression may hold to be run twice without a difference (`Compiler._plain_form`).
 _PLAIN_KINDS = frozenset(("name", "qname", "int_", "decimal", "true", "false", "none", "ternary", "not_", "neg",
-                          "compare", "binop", "getattr", "getitem", "or_", "and_"))
+                          "compare", "binop", "getattr", "getitem", "or_", "and_", "list_"))
 
 
 def _plain_ok(node: Any, sym: Symbols) -> tuple[bool, bool]:
@@ -1291,17 +1294,29 @@ def _plain_ok(node: Any, sym: Symbols) -> tuple[bool, bool]:
         if not isinstance(n, Tree):
             continue
         if n.data == "call":
-            parts = _verdict_parts(n, sym)
+            parts = _len_part(n, sym)
+            if parts is None:
+                parts = _verdict_parts(n, sym)
+                charges = True
             if parts is None:
                 return False, False
             todo.extend(parts)
-            charges = True
         elif n.data in _PLAIN_KINDS:
             reads = reads or n.data == "getattr"
             todo.extend(n.children)
         else:
             return False, False
     return reads, charges
+
+
+def _len_part(node: Tree, sym: Symbols) -> list | None:
+    """The argument of `len(x)` (the built-in), else None."""
+    name, raw = str(node.children[0]), node.children[1:]
+    if name != "len" or name in sym.functions or len(raw) != 1:
+        return None
+    if isinstance(raw[0], Tree) and raw[0].data == "kwarg":
+        return None
+    return [raw[0]]
 
 
 def _verdict_parts(node: Tree, sym: Symbols) -> list | None:

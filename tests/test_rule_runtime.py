@@ -448,7 +448,7 @@ def test_a_sum_of_fields_runs_plain_in_the_common_case_and_checked_otherwise():
     fields = {"force", "flag", "name"}
     _, model = _functions("x.force.a + x.force.b", fields)
     assert "except _MISS" in model.functions["f"].source  # the plain form is there...
-    _, model = _functions("x.force.a + len(x.force)", fields)
+    _, model = _functions("x.force.a + max(x.force.b, 1)", fields)
     assert "except _MISS" not in model.functions["f"].source  # ...but not around a call (it may charge)
     ent = {"P1": {"force": {"a": 2, "b": 3}, "flag": True, "name": "ab"}}
     assert _f("x.force.a + x.force.b", "P1", ent, fields=fields) == (5, 1)  # one step: the call
@@ -458,6 +458,11 @@ def test_a_sum_of_fields_runs_plain_in_the_common_case_and_checked_otherwise():
     assert _f("x.name + x.name", "P1", ent, fields=fields)[0] == "abab"  # texts joined by the checked form
     assert _f("x.force.a + 0.5", "P1", ent, fields=fields)[0] == 2.5
     assert _f("x.id", "P1", ent, fields=fields)[0] == "P1"
+    assert _f("len(x.name) + len(x.force) + len([x.flag])", "P1", ent, fields=fields) == (5, 1)  # `len` too
+    comp, model = _functions("len(x.force.a)", fields)
+    with pytest.raises(RuleError) as err:  # the length of a number: the checked form's error
+        run_effect(comp, model, "push(trace, f(P1))", ent=ent)
+    assert err.value.message == "len() needs a list, got `2`" and err.value.loc == Loc("rules.yaml", 10, 12)
     big = {"P1": {"force": {"a": 1 << 62, "b": 1 << 62}}}  # past the inline range: `_add` decides
     assert _f("x.force.a + x.force.b", "P1", big, fields=fields) == (1 << 63, 1)
 
