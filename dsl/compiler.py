@@ -553,7 +553,15 @@ class Compiler:
         elif kind == "stop_stmt":
             u.emit(depth, "return None", loc)
         elif kind == "if_stmt":
-            u.emit(depth, f"if {self._expr(node.children[0], scope)}:", loc)
+            ents = dict(self._ents)
+            cond = self._expr(node.children[0], scope)
+            plain = self._plain_form(node.children[0], scope, ents)
+            if plain is not None:  # (as for a `let`)
+                self._ents = ents
+                held = u.temp()
+                self._guarded(depth, f"{held} = ", plain, cond, loc)
+                cond = held
+            u.emit(depth, f"if {cond}:", loc)
             self._block(node.children[1].children, scope, depth + 1)
             ents = dict(self._ents)  # an `elif` condition may not run
             for ch in node.children[2:]:

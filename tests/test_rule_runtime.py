@@ -515,3 +515,16 @@ def test_a_count_in_the_plain_form_that_falls_back_gives_its_steps_back_first():
     with pytest.raises(RuleError) as err:  # the budget ends the count at the same item either way
         run_effect(comp, model, "push(trace, f([P1, {'score': 5}, P2, P1]))", ent=ent, budget=3)
     assert "more than 3 steps of work" in err.value.message
+
+
+def test_an_if_condition_of_reads_runs_plain_and_its_block_does_not_count_on_the_checked_form():
+    comp, model, _ = ruleset(fields={"score", "mate", "gone"})
+    ent = {"P1": {"score": 2, "mate": 3}}
+    text = "let x = P1\nif x.score > 1 and x.mate > 1:\n    total = x.mate\nelif x.mate > 0:\n    total = 1"
+    c, _ = run_effect(comp, model, text, ent=ent)  # the plain form ran: x's entity was never held
+    assert c.state["globals"]["total"] == 3
+    c, _ = run_effect(comp, model, text.replace("P1", "{'score': 0, 'mate': 5}"))
+    assert c.state["globals"]["total"] == 1  # a map: the checked forms ran, the `elif` too
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "let x = P1\nif x.score > 1 and x.gone:\n    total = 1", ent=ent)
+    assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 6, 9)
