@@ -1143,23 +1143,13 @@ class Compiler:
         in the same order: the list checked (`_seq`, its message), then for each item one step of
         the budget counted before the test (`_verdicts`: `over` raised at the same line), then the
         test. None: not this form (the primitive is called)."""
-        if self._no_walrus or name in self.sym.functions or name in self.sym.procedures:
+        shape = None if self._no_walrus else _verdict_shape(name, raw, self.sym)
+        if shape is None:
             return None
-        named = [a for a in raw if isinstance(a, Tree) and a.data == "kwarg"]
-        plain = [a for a in raw if not (isinstance(a, Tree) and a.data == "kwarg")]
-        if len(named) == 1 and len(plain) == 1 and str(named[0].children[0]) == "where":
-            test = named[0].children[1]
-        elif not named and len(plain) == 2:
-            test = plain[1]
-        else:
-            return None
-        if not (isinstance(test, Tree) and test.data == "lambda_"):
-            return None
-        if name == "filter" and named:  # (filter's test has no keyword: the primitive's error)
-            return None
+        seq_node, test = shape
         u = self._unit
         xs, m = u.temp(), u.temp()
-        seq = self._expr(plain[0], scope)
+        seq = self._expr(seq_node, scope)
         var = str(test.children[0])
         cond = self._apart(test.children[1], scope.child({var}))
         tick = f"_setattr({m}, 'used', {m}.used + 1) or ({m}.used > {m}.limit and {m}.over()) or {cond}"
@@ -1328,9 +1318,16 @@ def _len_part(node: Tree, sym: Symbols) -> list | None:
 
 
 def _verdict_parts(node: Tree, sym: Symbols) -> list | None:
-    """The list and the test of `count`, `filter`, `any` or `all` written as `_verdict_form`
-    writes them (a list and `x => test`, or `where=x => test`), else None."""
-    name, raw = str(node.children[0]), node.children[1:]
+    """The list and the test's body of `count`, `filter`, `any` or `all` written as
+    `_verdict_form` writes them, else None."""
+    shape = _verdict_shape(str(node.children[0]), node.children[1:], sym)
+    return None if shape is None else [shape[0], shape[1].children[1]]
+
+
+def _verdict_shape(name: str, raw: list, sym: Symbols) -> tuple[Any, Tree] | None:
+    """The list and the test (`x => ...`) of a call of `count`, `filter`, `any` or `all` with its
+    test written in place: a list and `x => test`, or a list and `where=x => test` (not for
+    `filter`, whose test has no keyword: the primitive's error). None for any other call."""
     if name not in _VERDICT_FORMS or name in sym.functions or name in sym.procedures:
         return None
     named = [a for a in raw if isinstance(a, Tree) and a.data == "kwarg"]
@@ -1341,9 +1338,7 @@ def _verdict_parts(node: Tree, sym: Symbols) -> list | None:
         test = plain[1]
     else:
         return None
-    if not (isinstance(test, Tree) and test.data == "lambda_"):
-        return None
-    return [plain[0], test.children[1]]
+    return (plain[0], test) if isinstance(test, Tree) and test.data == "lambda_" else None
 
 
 _LEAVES = frozenset({"name", "qname", "int_", "decimal", "true", "false", "none"})  # (a string may be a template)
