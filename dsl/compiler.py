@@ -714,18 +714,18 @@ class Compiler:
 
         Only for an expression that reads fields and does nothing a second run would change
         but the budget: names, numbers, truth values, reads, arithmetic, comparisons, `and`,
-        `or`, `not`, `if`, lists written out, `len`, and `count`, `filter`, `any`, `all` with
-        their test written in place; no other call, no `in`, no text, no comprehension. Its
-        caller (`_guarded`) runs it first and, on KeyError or TypeError (`_MISS`), gives back
-        the budget it charged and runs the checked form (what `_x_getattr` writes) from the
-        start. A plain subscript gives a value
-        exactly where the checked form's inline branch gives the same one: an entity's state
-        dict is found only for an id (every key of the state's entities and of the static table
-        is a text), a key only in a map (a list or a text refuses a text index), and everything
-        else is left to the checked form, which finds a static attribute, an `id`, a map of
-        another type, or raises the error it always raised. A sum is kept only when it is a
-        whole number within 2**62 (see `_arith`); the rest of the arithmetic is the checked
-        form's own, so its results and errors are too. A `let` of such an expression is
+        `or`, `not`, `if`, lists written out, list comprehensions, `len`, and `count`,
+        `filter`, `any`, `all` with their test written in place; no other call, no `in`, no
+        text. Its caller (`_guarded`) runs it first and, on KeyError or TypeError (`_MISS`),
+        gives back the budget it charged and runs the checked form (what `_x_getattr` writes)
+        from the start. A plain subscript gives a value exactly where the checked form's
+        inline branch gives the same one: an entity's state dict is found only for an id
+        (every key of the state's entities and of the static table is a text), a key only in
+        a map (a list or a text refuses a text index), and everything else is left to the
+        checked form, which finds a static attribute, an `id`, a map of another type, or
+        raises the error it always raised. A sum is kept only when it is a whole number within
+        2**62 (see `_arith`); the rest of the arithmetic is the checked form's own, so its
+        results and errors are too. A `let` of such an expression, or an `if` condition, is
         written the same way (`_stmt`)."""
         ok, charges = _plain_ok(node, self.sym)
         if not ok:
@@ -1283,9 +1283,10 @@ _PLAIN_KINDS = frozenset(("name", "qname", "int_", "decimal", "true", "false", "
 
 
 def _plain_ok(node: Any, sym: Symbols) -> tuple[bool, bool]:
-    """Whether `node` holds only `_PLAIN_KINDS` and `count`, `filter`, `any`, `all` with their
-    test written in place (compiler `_verdict_form`), at least one of them a read of a field;
-    and whether it charges the budget (those four count a step per item)."""
+    """Whether `node` holds only `_PLAIN_KINDS`, `len`, list comprehensions, and `count`,
+    `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`), at
+    least one of them a read of a field; and whether it charges the budget (a comprehension
+    its list's length, those four a step per item)."""
     todo, reads, charges = [node], False, False
     while todo:
         n = todo.pop()
@@ -1301,6 +1302,9 @@ def _plain_ok(node: Any, sym: Symbols) -> tuple[bool, bool]:
             todo.extend(parts)
         elif n.data in _PLAIN_KINDS:
             reads = reads or n.data == "getattr"
+            todo.extend(n.children)
+        elif n.data == "comprehension":  # (charged its list's length when it starts)
+            charges = True
             todo.extend(n.children)
         else:
             return False, False

@@ -512,6 +512,10 @@ def test_a_count_in_the_plain_form_that_falls_back_gives_its_steps_back_first():
     assert _f("count(x, where=i => i.score > 0)", "[P1, P2, P1]", ent, fields={"score"}) == (2, 4)
     # the map makes the plain form fail at the second item: 1 (the call) + 3 items, not 1 + 2 + 3
     assert _f("count(x, where=i => i.score > 0)", "[P1, {'score': 5}, P2]", ent, fields={"score"}) == (2, 4)
+    # a list comprehension is charged its list's length once, whichever form ran
+    assert _f("[i for i in x if i.score > 0]", "[P1, P2, P1]", ent, fields={"score"}) == (["P1", "P1"], 4)
+    assert _f("[i for i in x if i.score > 0]", "[P1, {'score': 5}, P2]", ent, fields={"score"}) == \
+        (["P1", {"score": 5}], 4)
     with pytest.raises(RuleError) as err:  # the budget ends the count at the same item either way
         run_effect(comp, model, "push(trace, f([P1, {'score': 5}, P2, P1]))", ent=ent, budget=3)
     assert "more than 3 steps of work" in err.value.message
