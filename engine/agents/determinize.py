@@ -47,12 +47,13 @@ Slot = tuple[Any, Any, Any, tuple]
 def _hidden_slots(sim: Game, player: str) -> list[Slot]:
     state = sim.state
     slots: list[Slot] = []
+    hidden_globals, entities = _plan(sim.model, state)
     globals_ = state["globals"]
-    for name in _plan(sim.model, state)[0]:
+    for name in hidden_globals:
         if name in globals_:
             slots.append((globals_, name, None, (None, name)))
     ent = state["ent"]
-    for eid, owner_field, secret in _plan(sim.model, state)[1]:
+    for eid, owner_field, secret in entities:
         fields = ent[eid]
         owner = eid if owner_field is None else (fields.get(owner_field) if owner_field else None)
         for f, vis in secret:
