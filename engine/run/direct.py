@@ -70,15 +70,32 @@ class Direct:
         self.m = machine
         self.code, self.turns = flow_code(machine.model)
 
-    def run(self) -> None:
+    def run(self, enter: int = -1, v: dict | None = None) -> None:
         """Advance until a decision is pending or the game is over (FlowMachine.run): take the
-        frame on top of the stack and run its item on from where the frame says."""
+        frame on top of the stack and run its item on from where the frame says. `enter`, `v`:
+        an item to run first, with these variables, as if its fresh frame were on top (the body
+        of the choice just made: `Game.apply` makes no frame for it)."""
         m = self.m
         code, turns, nodes = self.code, self.turns, m.model.nodes
         state = m.state
         stack = state["flow"]
         meter = m.meter
         meter.used = 0
+        if enter >= 0:
+            if len(stack) >= SPILL:  # deep: its frame goes to the reference machine below
+                stack.append({"n": enter, "i": 0, "v": v})
+            else:
+                m._ended = False
+                try:
+                    held = code[enter](m, v, len(stack) + 1, -1, None)
+                    if held is not None:
+                        stack.extend(reversed(held))
+                except Ended as e:
+                    stack.clear()
+                    m._sched = e.sched
+                    m._flush_schedule()
+                except Exception as e:
+                    raise_located(e)
         while state["pending"] is None and not state["over"]:
             if not stack:
                 m._finish()
@@ -359,16 +376,14 @@ class _Compiler:
         def choose(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            options, c = m._options(node, v)
-            if not options or (len(options) == 1 and options[0] is None):
+            options = m._offer(node, v)
+            if len(options) > 1:  # asked: the game stops here
+                return [{"n": idx, "i": 0, "v": v}]
+            if not options or options[0] is None:  # nothing to choose from
                 return other(m, v, depth, -1, None) if other else None
-            player = m._chooser(node, c)
-            if len(options) == 1:  # nothing to decide: take it without asking
-                if not then:
-                    return None
-                inner = dict(v)
-                inner[var] = options[0]
-                return then(m, inner, depth, -1, None)
-            m._ask(node, c, player, options)
-            return [{"n": idx, "i": 0, "v": v}]
+            if not then:  # nothing to decide: take it without asking
+                return None
+            inner = dict(v)
+            inner[var] = options[0]
+            return then(m, inner, depth, -1, None)
         return choose

@@ -133,8 +133,11 @@ class Game(FlowMachine):
         if entry is not None:
             self.recorder.record(entry)
         if option is not None and node.body >= 0:
-            self._push(node.body, frame["v"], {node.var: option})
-        self.run()
+            v = dict(frame["v"])
+            v[node.var] = option
+            self.run(node.body, v)
+        else:
+            self.run()
 
     def view(self, player: str | None) -> dict:
         """The state as `player` may see it (None: a spectator who sees only public values)."""

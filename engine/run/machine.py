@@ -57,12 +57,15 @@ class FlowMachine:
         # rules ask it before every line they might build; `Game.on_log` keeps it up to date.
         self.silent = recorder.silent
 
-    def run(self) -> None:
-        """Advance the flow until a decision is pending or the game is over."""
+    def run(self, enter: int = -1, v: dict | None = None) -> None:
+        """Advance the flow until a decision is pending or the game is over; `enter` >= 0 is an
+        item to enter first with the variables `v` (the body of the choice just made)."""
         if self.reference:
+            if enter >= 0:
+                self.state["flow"].append({"n": enter, "i": 0, "v": v})
             self.run_frames()
         else:
-            self._direct.run()
+            self._direct.run(enter, v)
 
     def run_frames(self) -> None:
         """The reference machine: frame by frame (engine/run/direct.py runs the same flow
@@ -225,23 +228,22 @@ class FlowMachine:
             self._push(self.model.steps[name], {}, args)
 
     def _enter_choice(self, frame: dict, node: Any) -> None:
-        options, c = self._options(node, frame["v"])
-        if not options or (len(options) == 1 and options[0] is None):
-            self.state["flow"].pop()
+        options = self._offer(node, frame["v"])
+        if len(options) > 1:
+            return  # asked: the choice's frame stays on top while the decision is pending
+        self.state["flow"].pop()
+        if not options or options[0] is None:  # nothing to choose from
             if node.other >= 0:
                 self._push(node.other, frame["v"])
-            return
-        player = self._chooser(node, c)
-        if len(options) == 1:  # nothing to decide: take it without asking
-            self.state["flow"].pop()
-            if node.body >= 0:
-                self._push(node.body, frame["v"], {node.var: options[0]})
-            return
-        self._ask(node, c, player, options)
+        elif node.body >= 0:  # nothing to decide: take it without asking
+            self._push(node.body, frame["v"], {node.var: options[0]})
 
-    def _options(self, node: Any, v: dict) -> tuple[list, Ctx]:
-        """A choice's options (with `none` when it is optional), and the context they came from."""
-        c = self._c  # (`_ctx`, without a call: a choice is met before every decision)
+    def _offer(self, node: Any, v: dict) -> list:
+        """Offer a choice: its options (with `none` when it is optional). With more than one, the
+        choice becomes the pending decision; with one, the caller takes it without asking (the
+        chooser is still checked); with none, or only `none`, the caller takes `otherwise`.
+        One method for the three, since a choice is met before every decision."""
+        c = self._c  # (`_ctx`, without a call)
         c.vars = v
         options = node.fn.fast(c)
         if isinstance(options, dict):
@@ -251,20 +253,18 @@ class FlowMachine:
         options = store_value(options, "a choice's options")
         if node.optional:
             options.append(None)
-        return options, c
-
-    def _chooser(self, node: Any, c: Ctx) -> Any:
+        if not options or (len(options) == 1 and options[0] is None):
+            return options
         player = node.player.fast(c)
-        if player not in self.state["players"]:
+        state = self.state
+        if player not in state["players"]:
             raise RuleError(f"choice `{node.var}`: {describe(player)} is not a player", node.loc)
-        return player
-
-    def _ask(self, node: Any, c: Ctx, player: Any, options: list) -> None:
-        """Make the choice the pending decision."""
-        # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-        prompt = None if self.silent else safe_text(str(node.prompt(c)))
-        self.state["pending"] = {"player": controller(self.state, player), "options": options, "prompt": prompt,
-                                 "step": node.label, "secret": node.secret, "n": self.state["seq"] + 1}
+        if len(options) > 1:
+            # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
+            prompt = None if self.silent else safe_text(str(node.prompt(c)))
+            state["pending"] = {"player": controller(state, player), "options": options, "prompt": prompt,
+                                "step": node.label, "secret": node.secret, "n": state["seq"] + 1}
+        return options
 
     def _finish(self) -> None:
         self.state["over"] = True
