@@ -36,6 +36,7 @@ Callee = tuple[str, tuple[str, ...]]  # a function's or procedure's name and par
 Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
 MAX_SOURCE = 100_000  # characters in one rule text
 MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
+PLAIN_ELIFS = 8  # `elif`s of one chain that may be written as `else: if` (a plain form): each nests a level
 MAX_LOOPS = 15  # `for` loops nested in one text (Python refuses 20 nested loops)
 MAX_DIGITS = 300  # digits of a number written in a rule
 
@@ -564,13 +565,27 @@ class Compiler:
             u.emit(depth, f"if {cond}:", loc)
             self._block(node.children[1].children, scope, depth + 1)
             ents = dict(self._ents)  # an `elif` condition may not run
+            at = depth  # where the chain goes on: an `elif` with a plain form is `else:` and an `if`
             for ch in node.children[2:]:
                 if ch.data == "elif_clause":
-                    u.emit(depth, f"elif {self._expr(ch.children[0], scope)}:", self._stmt_at(ch))
-                    self._block(ch.children[1].children, scope, depth + 1)
+                    where = self._stmt_at(ch)
+                    held_ents = dict(self._ents)
+                    cond = self._expr(ch.children[0], scope)
+                    plain = self._plain_form(ch.children[0], scope, held_ents) if at < depth + PLAIN_ELIFS else None
+                    if plain is not None:
+                        self._ents = held_ents
+                        u.emit(at, "else:", where)
+                        at += 1
+                        held = u.temp()
+                        self._guarded(at, f"{held} = ", plain, cond, where)
+                        cond = held
+                        u.emit(at, f"if {cond}:", where)
+                    else:
+                        u.emit(at, f"elif {cond}:", where)
+                    self._block(ch.children[1].children, scope, at + 1)
                 else:
-                    u.emit(depth, "else:", self._at(ch))
-                    self._block(ch.children[0].children, scope, depth + 1)
+                    u.emit(at, "else:", self._at(ch))
+                    self._block(ch.children[0].children, scope, at + 1)
             self._ents = ents
         elif kind == "for_stmt":
             name = str(node.children[0])
@@ -955,15 +970,19 @@ class Compiler:
             return f"{AUG_OPS[op]}({a}, {b})"
         u = self._unit
         if self._plain and op == "+":
-            # A whole number within 2**62 is what `_add` gives (it bounds only texts, lists and
-            # huge whole numbers); anything else, `_add` itself (two lists joined: once more).
-            x, y, r = u.temp(), u.temp(), u.temp()
-            return f"({r} if _type({r} := ({x} := {a}) + ({y} := {b})) is _int and {-_SMALL} < {r} < {_SMALL} " \
-                   f"else _add({x}, {y}))"
+            # A whole number within 2**62, or a text or list of at most MAX_SEQUENCE items, is
+            # what `_add` gives (it bounds only those, and huge whole numbers); anything else,
+            # `_add` itself. (Two sides of at most MAX_SEQUENCE each: the sum made first is
+            # bounded too.)
+            x, y, r, t = u.temp(), u.temp(), u.temp(), u.temp()
+            return (f"({r} if ({t} := _type({r} := ({x} := {a}) + ({y} := {b}))) is _int and {-_SMALL} < {r} < "
+                    f"{_SMALL} or {t} in _SEQT and _len({r}) <= {MAX_SEQUENCE} else _add({x}, {y}))")
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
-            x, y, r = u.temp(), u.temp(), u.temp()
-            return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
-                    f"< {_SMALL} else _add({x}, {y}))")
+            # two whole numbers first; then two texts or two lists, as `_add` bounds them
+            x, y, r, t = u.temp(), u.temp(), u.temp(), u.temp()
+            return (f"({r} if ({t} := _type({x} := {a})) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + "
+                    f"{y}) < {_SMALL} else {x} + {y} if {t} is _type({y}) in _SEQT and _len({x}) + _len({y}) <= "
+                    f"{MAX_SEQUENCE} else _add({x}, {y}))")
         if op == "+":  # a text or a list on one side: two of one kind joined, bounded as `_add` bounds it
             x, y = u.temp(), u.temp()
             return (f"({x} + {y} if _type({x} := {a}) is _type({y} := {b}) in _SEQT and _len({x}) + _len({y}) "

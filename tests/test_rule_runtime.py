@@ -532,3 +532,46 @@ def test_an_if_condition_of_reads_runs_plain_and_its_block_does_not_count_on_the
     with pytest.raises(RuleError) as err:
         run_effect(comp, model, "let x = P1\nif x.score > 1 and x.gone:\n    total = 1", ent=ent)
     assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
+def test_a_long_elif_chain_of_reads_picks_the_same_branch_and_fails_at_the_failing_elif():
+    """An `elif` whose condition has a plain form is written as `else:` and a guarded `if`, for
+    the first PLAIN_ELIFS of a chain (each nests a level); the rest stay `elif`."""
+    from dsl.compiler import PLAIN_ELIFS
+    comp, model, _ = ruleset(fields={"score", "gone"})
+    n = PLAIN_ELIFS + 3
+    text = "let x = P1\nif x.score == 0:\n    total = 100\n" + "".join(
+        f"elif x.score == {k}:\n    total = {k}\n" for k in range(1, n + 1)) + "else:\n    total = -1"
+    for score in (0, 1, PLAIN_ELIFS, PLAIN_ELIFS + 1, n, n + 1):
+        c, _ = run_effect(comp, model, text, ent={"P1": {"score": score}})
+        assert c.state["globals"]["total"] == (100 if score == 0 else score if score <= n else -1), score
+        c, _ = run_effect(comp, model, text.replace("P1", f"{{'score': {score}}}", 1))  # a map: checked forms
+        assert c.state["globals"]["total"] == (100 if score == 0 else score if score <= n else -1), score
+    failing = "let x = P1\nif x.score > 5:\n    total = 1\nelif x.score > 1:\n    total = 2\nelif x.gone:\n    total = 3"
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, failing, ent={"P1": {"score": 0}})
+    assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 10, 9)
+
+
+def test_two_lists_or_texts_joined_inline_are_bounded_as_the_helper_bounds_them():
+    fields = {"hand", "name", "long"}
+    ent = {"P1": {"hand": ["a"], "name": "ab", "long": ["x"] * 600_000}}
+    assert _f("x.hand + x.hand", "P1", ent, fields=fields)[0] == ["a", "a"]  # the plain form
+    assert _f("x.name + x.name", "P1", ent, fields=fields)[0] == "abab"
+    assert _f("x.hand + x.hand + [len(x.name)]", "P1", ent, fields=fields)[0] == ["a", "a", 2]
+    comp, model, _ = ruleset(functions={"h": (("y",), "y.hand")}, fields=fields)
+    c, _ = run_effect(comp, model, "trace = h(P1) + h(P1)", ent=ent)  # the checked form (a call)
+    assert c.state["globals"]["trace"] == ["a", "a"]
+    for text in ("x.long + x.long", "x.long + x.hand + x.long"):
+        comp, model = _functions(text, fields)
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, "push(trace, f(P1))", ent=ent)
+        assert "more than 1,000,000 items" in err.value.message and err.value.loc == Loc("rules.yaml", 10, 12)
+    comp, model, _ = ruleset(functions={"h": (("y",), "y.long")}, fields=fields)
+    with pytest.raises(RuleError) as err:  # the checked form's bound
+        run_effect(comp, model, "trace = h(P1) + h(P1)", ent=ent)
+    assert "more than 1,000,000 items" in err.value.message
+    comp, model, _ = ruleset(functions={"h": (("y",), "y.name")}, fields=fields)
+    with pytest.raises(RuleError) as err:  # mixed kinds: the helper's error
+        run_effect(comp, model, "trace = h(P1) + [1]", ent=ent)
+    assert "cannot evaluate" in err.value.message

@@ -32,6 +32,7 @@ from dsl.codegen import rule_error
 from dsl.runtime import _PLAIN, RuleError, store_value
 from engine.base.text import safe_text
 
+LOOP_ITEMS = "a loop of the flow"  # what `store_value` names in its errors (both machines)
 MAX_WHILE = 100_000  # rounds of one `while` of the flow (both machines)
 SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bundled games use < 20)
 
@@ -296,7 +297,8 @@ class _Compiler:
         return step
 
     def _loop(self, idx: int, node: Any) -> Code:
-        loc, body, var, var_global = node.loc, self.of(node.body), node.var, node.var_global
+        loc, body, var, var_global, fn = node.loc, self.of(node.body), node.var, node.var_global, node.fn
+        over_list = node.kind == "for"  # (a `repeat` counts)
 
         def loop(m: Any, v: dict, depth: int, start: int, items: Any) -> Frames:
             meter = m.meter
@@ -308,7 +310,11 @@ class _Compiler:
                     meter.over(loc)
                 start = 0
             if items is None:
-                items = m._loop_items(node, v)
+                c = m._c
+                c.vars = v
+                got = fn.fast(c)
+                # a list, the common case, without the checks of `_loop_items` for the others
+                items = store_value(got, LOOP_ITEMS) if over_list and type(got) is list else m._loop_items(node, got)
             # The body's variables: the loop's, with its variable set for each item. One dict
             # serves every item: when an item's body is done, no frame refers to it any more.
             inner = dict(v) if var and not var_global else v

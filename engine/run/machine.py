@@ -17,7 +17,7 @@ from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
-from engine.run.direct import COUNTED, MAX_WHILE, Direct, raise_located
+from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, raise_located
 from engine.run.log import Recorder
 from engine.run.state import controller, state_hash
 
@@ -126,7 +126,7 @@ class FlowMachine:
                 self._step_hook("after_", node, frame)
         elif kind == "repeat" or kind == "for":
             if "x" not in frame:
-                frame["x"] = self._loop_items(node, frame["v"])
+                frame["x"] = self._loop_items(node, node.fn.fast(self._ctx(frame["v"])))
             i = frame["i"]
             if i < len(frame["x"]):
                 frame["i"] = i + 1
@@ -171,9 +171,10 @@ class FlowMachine:
         sched, self._sched = self._sched, []
         return sched
 
-    def _loop_items(self, node: Any, v: dict) -> list:
-        """The items a `repeat` or `for` item of the flow runs its body for."""
-        got = node.fn.fast(self._ctx(v))
+    @staticmethod
+    def _loop_items(node: Any, got: Any) -> list:
+        """The items a `repeat` or `for` item of the flow runs its body for, from what its
+        rule gave (`got`)."""
         if node.kind == "repeat":
             if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
                 raise RuleError(f"repeat needs a whole number from 0 to {MAX_REPEAT:,}, got "
@@ -183,7 +184,7 @@ class FlowMachine:
             got = list(got)
         elif not isinstance(got, list):
             raise RuleError(f"`for` needs a list, got {describe(got)}", node.loc)
-        return store_value(got, "a loop of the flow")
+        return store_value(got, LOOP_ITEMS)
 
     @staticmethod
     def _while_guard(node: Any, turns: int) -> None:
