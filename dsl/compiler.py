@@ -978,11 +978,11 @@ class Compiler:
             return (f"({r} if ({t} := _type({r} := ({x} := {a}) + ({y} := {b}))) is _int and {-_SMALL} < {r} < "
                     f"{_SMALL} or {t} in _SEQT and _len({r}) <= {MAX_SEQUENCE} else _add({x}, {y}))")
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
-            # two whole numbers first; then two texts or two lists, as `_add` bounds them
-            x, y, r, t = u.temp(), u.temp(), u.temp(), u.temp()
-            return (f"({r} if ({t} := _type({x} := {a})) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + "
-                    f"{y}) < {_SMALL} else {x} + {y} if {t} is _type({y}) in _SEQT and _len({x}) + _len({y}) <= "
-                    f"{MAX_SEQUENCE} else _add({x}, {y}))")
+            # (two lists joined inline here too cost more to compile than it saved: +4% of a
+            # cold validation against -0.5% of a Shogun game)
+            x, y, r = u.temp(), u.temp(), u.temp()
+            return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
+                    f"< {_SMALL} else _add({x}, {y}))")
         if op == "+":  # a text or a list on one side: two of one kind joined, bounded as `_add` bounds it
             x, y = u.temp(), u.temp()
             return (f"({x} + {y} if _type({x} := {a}) is _type({y} := {b}) in _SEQT and _len({x}) + _len({y}) "
