@@ -122,7 +122,7 @@ triggers:
 
 def test_deep_flows_are_handed_to_frames_and_the_depth_limit_is_reported_the_same(tmp_path: Path) -> None:
     combo = _package(tmp_path, f"""
-globals: {{depth: 0}}
+globals: {{depth: 0, picked: 0}}
 steps:
   dive:
     flow:
@@ -132,6 +132,8 @@ steps:
       - choose: k
         player: '"P1"'
         from: "[1, 2]"
+        then:
+          - do: "picked += k"
   forever:
     flow: [forever]
 triggers:
@@ -143,9 +145,9 @@ triggers:
     model = load(combo, players=2)
     g = Game.new(model, 2, 1)
     assert len(g.state["flow"]) > SPILL * 2  # the innermost `dive` asks first
-    for _ in range(SPILL):
+    for _ in range(SPILL):  # the chosen option's body, entered past the spill and below it
         g.apply(1)
-    assert len(g.state["flow"]) > SPILL
+    assert len(g.state["flow"]) > SPILL and g.state["globals"]["picked"] == SPILL
     _both(combo)
     errors = []
     for reference in (False, True):
