@@ -82,6 +82,8 @@ class Direct:
         stack = state["flow"]
         meter = m.meter
         meter.used = 0
+        # The first item is run as the loop below runs an item, written out again: folded into
+        # the loop, or both through one helper, the turn cost 0.8% and 1.5% of a Shogun game.
         if enter >= 0:
             if len(stack) >= SPILL:  # deep: its frame goes to the reference machine below
                 stack.append({"n": enter, "i": 0, "v": v})
