@@ -553,10 +553,10 @@ def test_a_long_elif_chain_of_reads_picks_the_same_branch_and_fails_at_the_faili
     assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 10, 9)
 
 
-def test_two_lists_or_texts_joined_inline_are_bounded_as_the_helper_bounds_them():
+def test_two_lists_or_texts_joined_in_either_form_are_bounded_and_refuse_mixed_kinds():
     fields = {"hand", "name", "long"}
     ent = {"P1": {"hand": ["a"], "name": "ab", "long": ["x"] * 600_000}}
-    assert _f("x.hand + x.hand", "P1", ent, fields=fields)[0] == ["a", "a"]  # the plain form
+    assert _f("x.hand + x.hand", "P1", ent, fields=fields)[0] == ["a", "a"]  # a plain form
     assert _f("x.name + x.name", "P1", ent, fields=fields)[0] == "abab"
     assert _f("x.hand + x.hand + [len(x.name)]", "P1", ent, fields=fields)[0] == ["a", "a", 2]
     comp, model, _ = ruleset(functions={"h": (("y",), "y.hand")}, fields=fields)
