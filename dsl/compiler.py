@@ -36,7 +36,6 @@ Callee = tuple[str, tuple[str, ...]]  # a function's or procedure's name and par
 Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
 MAX_SOURCE = 100_000  # characters in one rule text
 MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
-PLAIN_ELIFS = 8  # `elif`s of one chain that may be written as `else: if` (a plain form): each nests a level
 MAX_LOOPS = 15  # `for` loops nested in one text (Python refuses 20 nested loops)
 MAX_DIGITS = 300  # digits of a number written in a rule
 
@@ -565,27 +564,13 @@ class Compiler:
             u.emit(depth, f"if {cond}:", loc)
             self._block(node.children[1].children, scope, depth + 1)
             ents = dict(self._ents)  # an `elif` condition may not run
-            at = depth  # where the chain goes on: an `elif` with a plain form is `else:` and an `if`
             for ch in node.children[2:]:
                 if ch.data == "elif_clause":
-                    where = self._stmt_at(ch)
-                    held_ents = dict(self._ents)
-                    cond = self._expr(ch.children[0], scope)
-                    plain = self._plain_form(ch.children[0], scope, held_ents) if at < depth + PLAIN_ELIFS else None
-                    if plain is not None:
-                        self._ents = held_ents
-                        u.emit(at, "else:", where)
-                        at += 1
-                        held = u.temp()
-                        self._guarded(at, f"{held} = ", plain, cond, where)
-                        cond = held
-                        u.emit(at, f"if {cond}:", where)
-                    else:
-                        u.emit(at, f"elif {cond}:", where)
-                    self._block(ch.children[1].children, scope, at + 1)
+                    u.emit(depth, f"elif {self._expr(ch.children[0], scope)}:", self._stmt_at(ch))
+                    self._block(ch.children[1].children, scope, depth + 1)
                 else:
-                    u.emit(at, "else:", self._at(ch))
-                    self._block(ch.children[0].children, scope, at + 1)
+                    u.emit(depth, "else:", self._at(ch))
+                    self._block(ch.children[0].children, scope, depth + 1)
             self._ents = ents
         elif kind == "for_stmt":
             name = str(node.children[0])
