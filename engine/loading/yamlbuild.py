@@ -41,7 +41,22 @@ _TEXT_TAGS = {_T + "str", _T + "timestamp", _MERGE, _T + "value"}
 
 def build(text: str, file: str, diags: Diagnostics, max_depth: int, max_nodes: int) -> Any:
     """The value of one YAML document (see yamlio.load_yaml), or None after a diagnostic."""
-    return _Builder(text, file, diags, max_depth, max_nodes).run()
+    if _LOADER is yaml.SafeLoader:
+        return _Builder(text, file, diags, max_depth, max_nodes).run(_LOADER)
+    found = Diagnostics()
+    value = _Builder(text, file, found, max_depth, max_nodes).run(_LOADER)
+    if any(_C_TOO_DEEP in d.message for d in found.items):
+        # Newer libyaml stops at its own nesting limit (1,000 levels) while it scans ahead,
+        # before our limit is reached in the events; the Python reader scans lazily, so the
+        # error is ours (Y005, where the nesting first passes `max_depth`) whatever libyaml
+        # a PyYAML wheel ships. Only files nested a thousand levels deep pay for it.
+        found = Diagnostics()
+        value = _Builder(text, file, found, max_depth, max_nodes).run(yaml.SafeLoader)
+    diags.extend(found.items)
+    return value
+
+
+_C_TOO_DEEP = "exceeded maximum nesting depth"  # libyaml 0.2.6's words
 
 
 class _Abort(Exception):
@@ -89,8 +104,8 @@ class _Builder:
         self.nodes = 0
         self.root: Any = None
 
-    def run(self) -> Any:
-        loader = _LOADER(self.text)
+    def run(self, reader: type) -> Any:
+        loader = reader(self.text)
         try:
             docs = 0
             while True:
