@@ -546,7 +546,8 @@ def test_a_long_elif_chain_of_reads_picks_the_same_branch_and_fails_at_the_faili
         assert c.state["globals"]["total"] == (100 if score == 0 else score if score <= n else -1), score
         c, _ = run_effect(comp, model, text.replace("P1", f"{{'score': {score}}}", 1))  # a map: checked forms
         assert c.state["globals"]["total"] == (100 if score == 0 else score if score <= n else -1), score
-    failing = "let x = P1\nif x.score > 5:\n    total = 1\nelif x.score > 1:\n    total = 2\nelif x.gone:\n    total = 3"
+    failing = ("let x = P1\nif x.score > 5:\n    total = 1\nelif x.score > 1:\n    total = 2\n"
+               "elif x.gone:\n    total = 3")
     with pytest.raises(RuleError) as err:
         run_effect(comp, model, failing, ent={"P1": {"score": 0}})
     assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 10, 9)

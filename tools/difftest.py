@@ -10,7 +10,6 @@ and any difference is reported with the seed and the first line that differs.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -19,6 +18,7 @@ from engine.base.console import EPILOG, add_format_option, parse_options, print_
 from engine.base.diagnostics import Diagnostics
 from engine.model import Model, build
 from engine.run.game import Game
+from engine.run.state import canonical
 from tools.bench import DEFAULT_COMBOS, _available
 from tools.simulate import Progress
 
@@ -26,7 +26,7 @@ BLOCK = 25  # games per task handed to a worker
 
 
 def game_log(model: Model, players: int, seed: int, reference: bool) -> list[str]:
-    """The log of one seeded game between random bots, as JSON lines."""
+    """The log of one seeded game between random bots, as JSON lines (as `daimyo play --log` writes them)."""
     rng = random.Random(seed)
     game = Game.new(model, players, seed, defer=True)
     game.reference = reference
@@ -34,7 +34,7 @@ def game_log(model: Model, players: int, seed: int, reference: bool) -> list[str
     while not game.over:
         options = game.decision.options
         game.apply(options[rng.randrange(len(options))])
-    return [json.dumps(entry, ensure_ascii=False) for entry in game.log]
+    return [canonical(entry) for entry in game.log]
 
 
 def first_difference(a: list[str], b: list[str]) -> dict[str, Any] | None:
