@@ -40,6 +40,9 @@ class Stop(Exception):
 
 WORK_BUDGET = 1_000_000  # steps of work between two decisions (flow steps, rule steps, calls, items)
 MAX_STATE_ITEMS = 1_000_000  # values (list items, map entries) in one value copied into the state
+# Lists and maps inside one another in such a value: a save or log line may nest 200 levels
+# (engine/run/state.py MAX_JSON_DEPTH), and the state itself takes a few; games use under 10.
+MAX_VALUE_DEPTH = 100
 
 
 class Meter:
@@ -126,9 +129,10 @@ _PLAIN = frozenset({str, int, bool, type(None)})  # scalars that need no check
 
 
 def store_value(v: Any, what: str = "the game state") -> Any:
-    """A copy of a value a rule puts into the state: plain data only (no function), and at most
+    """A copy of a value a rule puts into the state: plain data only (no function), at most
     MAX_STATE_ITEMS values in all, counting every shared list once per place it appears (a list
-    holding the same big list twice becomes two copies in the state)."""
+    holding the same big list twice becomes two copies in the state), and nested at most
+    MAX_VALUE_DEPTH levels deep (so that a save or log line holding it can be read back)."""
     t = type(v)
     if t in _PLAIN:  # the common cases first, without the walk below: a plain scalar,
         return v
@@ -153,7 +157,7 @@ def store_value(v: Any, what: str = "the game state") -> Any:
         return v
     budget = [MAX_STATE_ITEMS]
 
-    def copy(x: Any) -> Any:
+    def copy(x: Any, depth: int) -> Any:
         t = type(x)
         if t in _SCALARS:
             if t is float and x - x != 0:
@@ -164,18 +168,21 @@ def store_value(v: Any, what: str = "the game state") -> Any:
             if budget[0] < 0:
                 raise RuleError(f"this value is too large to keep in {what} (more than {MAX_STATE_ITEMS:,} "
                                 "items in all)", code="E003")
+            if depth > MAX_VALUE_DEPTH:
+                raise RuleError(f"this value is nested too deeply to keep in {what} (lists or maps more than "
+                                f"{MAX_VALUE_DEPTH} levels inside one another)", code="E003")
             if isinstance(x, list):  # plain scalars as they are, without a call each
                 if _PLAIN.issuperset(map(type, x)):
                     return list(x)
-                return [i if type(i) in _PLAIN else copy(i) for i in x]
+                return [i if type(i) in _PLAIN else copy(i, depth + 1) for i in x]
             if _PLAIN.issuperset(map(type, x.values())):
                 return dict(x)
-            return {k: (i if type(i) in _PLAIN else copy(i)) for k, i in x.items()}
+            return {k: (i if type(i) in _PLAIN else copy(i, depth + 1)) for k, i in x.items()}
         if callable(x):
             raise RuleError(f"a function cannot be kept in {what}: only data (numbers, text, true/false, "
                             "none, lists and maps) can be stored", code="E004")
         raise RuleError(f"a value of type {t.__name__} cannot be kept in {what}", code="E004")
-    return copy(v)
+    return copy(v, 1)
 
 
 def data_size(v: Any) -> int:

@@ -68,6 +68,7 @@ PLAY: dict[str, tuple[str, int, int, str]] = {  # case: (code, line, column, wor
     "play-join-bomb":          ("E003", 13, 7, "more than 1,000,000 characters"),
     "play-list-doubling":      ("E003", 15, 11, "more than 1,000,000 items"),
     "play-shared-list-bomb":   ("E003", 16, 7, "too large to keep in the game state"),
+    "play-deep-value":         ("E003", 13, 7, "nested too deeply to keep in the game state"),
     "play-number-growth":      ("E003", 15, 11, "more than 1,000 digits"),
     "play-number-doubling":    ("E003", 14, 11, "more than 1,000 digits"),
     "play-function-in-state":  ("E004", 13, 7, "a function cannot be kept in the game state"),

@@ -423,6 +423,27 @@ def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
     assert store_value([[1.5], [[1]]]) == [[1.5], [[1]]]
 
 
+def test_a_value_nested_past_the_limit_is_refused_where_it_is_stored_so_saves_stay_readable():
+    # A save may nest 200 levels (engine/run/state.py); a value kept in the state at most 100.
+    from dsl.runtime import MAX_VALUE_DEPTH, store_value
+
+    def nested(levels: int, leaf: Any) -> Any:
+        v = leaf
+        for _ in range(levels - 1):
+            v = [v] if isinstance(leaf, list) else {"k": v}
+        return v
+
+    for leaf in ([], {}):
+        assert store_value(nested(MAX_VALUE_DEPTH, leaf)) == nested(MAX_VALUE_DEPTH, leaf)
+        with pytest.raises(RuleError) as err:
+            store_value(nested(MAX_VALUE_DEPTH + 1, leaf))
+        assert err.value.code == "E003" and "nested too deeply" in err.value.message
+    comp, model, _ = ruleset()
+    with pytest.raises(RuleError) as err:  # deep enough that copying it once overflowed Python's stack (E001)
+        run_effect(comp, model, "let x = []\nfor i in range(5000):\n    x = [x]\ntotal = x")
+    assert err.value.code == "E003" and err.value.loc == Loc("flow.yaml", 8, 9)
+
+
 # ---- the plain form of an expression that reads fields (compiler `_plain_form`) ----
 
 def _functions(text: str, fields: set[str], statics: set[str] = frozenset(), static: dict | None = None):
