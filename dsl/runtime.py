@@ -43,6 +43,9 @@ MAX_STATE_ITEMS = 1_000_000  # values (list items, map entries) in one value cop
 # Lists and maps inside one another in such a value: a save or log line may nest 200 levels
 # (engine/run/state.py MAX_JSON_DEPTH), and the state itself takes a few; games use under 10.
 MAX_VALUE_DEPTH = 100
+# Levels `copy_value` walks: past any save can hold (200) and any value a rule can store, and
+# well within Python's stack.
+MAX_COPY_DEPTH = 250
 
 
 class Meter:
@@ -186,7 +189,8 @@ def store_value(v: Any, what: str = "the game state") -> Any:
 
 
 def data_size(v: Any) -> int:
-    """How many values plain data holds (1 for a scalar), counting nested items."""
+    """How many values plain data holds (1 for a scalar), counting nested items. (Given only
+    values `store_value` made, so at most MAX_VALUE_DEPTH levels deep.)"""
     if isinstance(v, list):
         return 1 + sum(data_size(x) for x in v)
     if isinstance(v, dict):
@@ -194,18 +198,29 @@ def data_size(v: Any) -> int:
     return 1
 
 
-def copy_value(v: Any) -> Any:
+def copy_value(v: Any, depth: int = 0) -> Any:
     """A deep copy of plain data (lists, dicts, scalars): state must never alias itself.
-    Scalars are copied inline (no call per item): option lists and frames are copied often."""
+    Scalars are copied inline (no call per item): option lists and frames are copied often.
+    The depth is counted, so that data nested past any a game holds is an error, not a Python
+    stack overflow (which would crash the compiled build of the engine: see setup.py)."""
     t = type(v)
     if t is list:
-        return [x if type(x) in _SCALARS else copy_value(x) for x in v]
+        if depth > MAX_COPY_DEPTH:
+            _too_deep_to_copy()
+        return [x if type(x) in _SCALARS else copy_value(x, depth + 1) for x in v]
     if t is dict:
-        return {k: (x if type(x) in _SCALARS else copy_value(x)) for k, x in v.items()}
+        if depth > MAX_COPY_DEPTH:
+            _too_deep_to_copy()
+        return {k: (x if type(x) in _SCALARS else copy_value(x, depth + 1)) for k, x in v.items()}
     # Values loaded from YAML (initial values, constants) are list/dict subclasses that carry
     # source locations: copy them too, as plain data, or every entity would share one list.
     if isinstance(v, list):
-        return [copy_value(x) for x in v]
+        return [copy_value(x, depth + 1) for x in v]
     if isinstance(v, dict):
-        return {k: copy_value(x) for k, x in v.items()}
+        return {k: copy_value(x, depth + 1) for k, x in v.items()}
     return v
+
+
+def _too_deep_to_copy() -> None:
+    raise RuleError(f"this value is nested too deeply to copy (lists or maps more than {MAX_COPY_DEPTH} levels "
+                    "inside one another)", code="E003")

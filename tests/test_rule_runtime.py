@@ -444,6 +444,24 @@ def test_a_value_nested_past_the_limit_is_refused_where_it_is_stored_so_saves_st
     assert err.value.code == "E003" and err.value.loc == Loc("flow.yaml", 8, 9)
 
 
+def test_copies_of_values_count_their_depth_instead_of_overflowing_the_stack():
+    # What a save may hold (200 levels) copies; past MAX_COPY_DEPTH it is an error, the same in
+    # the Python source and in the compiled engine, which has no stack check (setup.py).
+    from dsl.runtime import MAX_COPY_DEPTH, copy_value
+    for levels in (200, MAX_COPY_DEPTH + 1):
+        v: Any = {}
+        for _ in range(levels - 1):
+            v = [v]
+        assert copy_value(v) == v
+    for levels in (MAX_COPY_DEPTH + 2, 100_000):
+        v = []
+        for _ in range(levels - 1):
+            v = [v]
+        with pytest.raises(RuleError) as err:
+            copy_value(v)
+        assert err.value.code == "E003" and "too deeply to copy" in err.value.message
+
+
 # ---- the plain form of an expression that reads fields (compiler `_plain_form`) ----
 
 def _functions(text: str, fields: set[str], statics: set[str] = frozenset(), static: dict | None = None):
