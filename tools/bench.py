@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,15 @@ def machine() -> str:
                     break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}, {engine_build()}"
+
+
+def engine_build() -> str:
+    """Whether the engine's hot modules run compiled (a regular install, setup.py) or as source."""
+    compiled = sorted(name for name, module in list(sys.modules.items())
+                      if name.split(".")[0] in ("engine", "dsl")
+                      and str(getattr(module, "__file__", "")).endswith(tuple(EXTENSION_SUFFIXES)))
+    return f"engine compiled ({len(compiled)} modules)" if compiled else "engine as Python source"
 
 
 def cold_validate(runs: int = 3) -> dict[str, Any]:

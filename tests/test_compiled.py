@@ -1,0 +1,115 @@
+"""The compiled engine (setup.py) plays exactly as its Python source, and fails as safely.
+
+A regular install compiles the engine's hot modules with Cython; the tests otherwise run the
+checkout's source (`python -m pytest` imports it from the current folder). Here the installed
+package, when it is compiled from this checkout, runs in subprocesses outside the checkout:
+- seeded games of every bundled game, on both flow machines, must log byte for byte what the
+  source logs;
+- every hostile package of tests/test_hostile_inputs.py must end with the same located error
+  and exit status 1: compiled code has no Python stack check, so a recursion the source would
+  stop with a RecursionError could crash the process instead.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_hostile_inputs import PLAY
+
+from engine.model import load
+from tools.difftest import game_log
+
+REPO = Path(__file__).resolve().parent.parent
+GAMES = [  # combo, players, seeds: each bundled game, its largest combo where games are quick
+    ("shogun+tennos-court+military-leaders+chambers+samurai-cards", 4, (1, 2)),
+    ("shogun", 5, (3,)),
+    ("samurai-swords", 2, (1,)),
+    ("samurai-swords+samurai-swords-vp", 3, (2,)),
+    ("samurai-swords+samurai-swords-objectives", 4, (3,)),
+    ("shogun-cards+shogun-cards-advanced+shogun-cards-wagers", 3, (1, 2)),
+]
+
+# What the subprocess prints: where the flow runner comes from, and a hash of the installed
+# engine's sources, rules and grammar, to be sure it was built from this checkout.
+_ABOUT = """
+import hashlib, pathlib, engine, engine.run.direct as d, dsl, rulesets
+h = hashlib.sha256()
+for pkg, pattern in ((engine, "**/*.py"), (dsl, "**/*.py"), (dsl, "*.lark"), (rulesets, "**/*.yaml")):
+    root = pathlib.Path(pkg.__file__).parent
+    for f in sorted(root.glob(pattern)):
+        h.update(str(f.relative_to(root.parent)).encode() + b"\\0" + f.read_bytes())
+print(d.__file__)
+print(h.hexdigest())
+"""
+
+
+def _sources_hash() -> str:
+    h = hashlib.sha256()
+    for pkg, pattern in (("engine", "**/*.py"), ("dsl", "**/*.py"), ("dsl", "*.lark"), ("rulesets", "**/*.yaml")):
+        for f in sorted((REPO / pkg).glob(pattern)):
+            h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _installed(away: Path, *args: str, code: str | None = None, timeout: float = 300) \
+        -> subprocess.CompletedProcess:
+    """Run the installed daimyo from `away`, an empty folder: nothing of the checkout on the path."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cmd = [sys.executable, "-c", code] if code is not None else [sys.executable, "-m", "engine.cli", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=away, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty folder to run the installed daimyo from, if it is compiled from this checkout."""
+    away = tmp_path_factory.mktemp("away")
+    r = _installed(away, code=_ABOUT)
+    if r.returncode != 0:
+        pytest.skip("daimyo is not installed (only this checkout's source is importable)")
+    where, digest = r.stdout.split()
+    if where.endswith(".py"):
+        pytest.skip("the installed daimyo runs its Python source (an editable install, DAIMYO_PURE_PYTHON, "
+                    "or no C compiler at install): nothing compiled to compare")
+    if digest != _sources_hash():
+        pytest.skip(f"the installed daimyo ({where}) was built from other sources than this checkout")
+    return away
+
+
+def _digests(logs: list[tuple[str, list[str]]]) -> list[str]:
+    return [f"{key} {hashlib.sha256(chr(10).join(lines).encode()).hexdigest()}" for key, lines in logs]
+
+
+_PLAY = """
+import hashlib, sys
+from engine.model import load
+from tools.difftest import game_log
+for combo, players, seed, reference in {games!r}:
+    lines = game_log(load(combo, {{}}, players), players, seed, reference)
+    print(f"{{combo}}/{{players}}/{{seed}}/{{reference}}", hashlib.sha256(chr(10).join(lines).encode()).hexdigest())
+"""
+
+
+def test_the_compiled_engine_logs_every_bundled_game_as_the_source_does(compiled: Path) -> None:
+    games = [(combo, players, seed, reference) for combo, players, seeds in GAMES for seed in seeds
+             for reference in (False, True)]
+    r = _installed(compiled, code=_PLAY.format(games=games))
+    assert r.returncode == 0, r.stderr[-2000:]
+    ours = _digests([(f"{combo}/{players}/{seed}/{reference}",
+                      game_log(load(combo, {}, players), players, seed, reference))
+                     for combo, players, seed, reference in games])
+    assert r.stdout.splitlines() == ours
+
+
+@pytest.mark.parametrize("case", sorted(PLAY))
+def test_the_compiled_engine_ends_a_hostile_game_with_the_same_located_error(compiled: Path, case: str) -> None:
+    code, line, col, words = PLAY[case]
+    folder = REPO / "tests" / "broken" / case
+    r = _installed(compiled, "play", str(folder), "--players", "2", "--quiet", timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])  # a crash would be negative (a signal)
+    assert "Traceback" not in r.stderr
+    assert f"{folder}/rules.yaml:{line}:{col}: error[{code}]: " in r.stderr, r.stderr
+    assert words in r.stderr
