@@ -3,8 +3,15 @@ machine does: the same log, byte for byte, the same state at every decision, the
 `daimyo difftest` runs the same comparison over thousands of games (docs/performance.md)."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -221,7 +228,33 @@ def test_difftest_command_reports_identical_logs(capsys: pytest.CaptureFixture[s
                               format="json")
     assert run_difftest(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["tables"] == [{"combo": "shogun-cards", "players": 3, "games": 3, "differ": 0, "first": []}]
+    assert out["tables"] == [{"combo": "shogun-cards", "players": 3, "games": 3, "seeds": "1-3", "differ": 0,
+                              "first": []}]
+    assert out["interrupted"] is False and out["first_seed"] == 1
+
+
+def test_difftest_goes_on_from_a_first_seed_and_reports_an_interrupted_run() -> None:
+    import argparse
+    args = argparse.Namespace(combo=["shogun-cards"], players=2, games=2, jobs=1, option=[], no_progress=True,
+                              format="human", first_seed=41)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert run_difftest(args) == 0
+    assert "shogun-cards (2 players): 2 games (seeds 41-42), identical" in out.getvalue()
+    # Ctrl-C in a long run: the games compared so far are reported (exit 130), none is lost.
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "difftest", "shogun-cards", "--players", "2",
+                             "--games", "5000", "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=Path(__file__).resolve().parent.parent)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "games" not in proc.stderr.readline():
+        pass  # the progress line comes once a block of games is compared
+    os.kill(proc.pid, signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    doc = json.loads(stdout)
+    assert doc["interrupted"] is True and doc["differ"] == 0
+    (row,) = doc["tables"]
+    assert 0 < row["games"] < 5000 and row["games"] % 25 == 0 and row["seeds"] == f"1-{row['games']}"
 
 
 def test_difftest_plays_only_the_player_counts_a_combo_allows() -> None:

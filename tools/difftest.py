@@ -10,8 +10,9 @@ and any difference is reported with the seed and the first line that differs.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import random
-from concurrent.futures import ProcessPoolExecutor
+import signal
 from typing import Any
 
 from engine.base.console import EPILOG, add_format_option, parse_options, print_json, usage_error
@@ -63,6 +64,16 @@ def _block(combo: str, options: dict, players: int, seeds: list[int]) -> list[di
     return out
 
 
+def _quiet_worker() -> None:
+    """Ctrl-C is for the parent, which reports what was compared and stops the workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _task(task: tuple[dict, str, int, list[int]]) -> list[dict[str, Any]]:
+    options, combo, players, seeds = task
+    return _block(combo, options, players, seeds)
+
+
 def player_counts(combo: str, options: dict, asked: int | None) -> list[int]:
     """The player counts to play `combo` at: `asked`, or every count it allows."""
     model = build(combo, options, None, Diagnostics())
@@ -79,35 +90,58 @@ def run_difftest(args: argparse.Namespace) -> int:
         return usage_error("--games must be 1 or more")
     if args.jobs < 1:
         return usage_error("--jobs must be 1 or more")
+    first = getattr(args, "first_seed", 1)
+    if first < 1:
+        return usage_error("--first-seed must be 1 or more")
     options = parse_options(args.option or [])
     combos = args.combo or [c for c in DEFAULT_COMBOS if _available(c)]
     tables = [(combo, n) for combo in combos for n in player_counts(combo, options, args.players)]
-    tasks = [(combo, n, list(range(s, min(s + BLOCK, args.games + 1))))
-             for combo, n in tables for s in range(1, args.games + 1, BLOCK)]
+    last = first + args.games - 1
+    tasks = [(combo, n, list(range(s, min(s + BLOCK, last + 1))))
+             for combo, n in tables for s in range(first, last + 1, BLOCK)]
     bar = Progress(len(tables) * args.games, 0, enabled=not args.no_progress)
     found: dict[tuple[str, int], list] = {t: [] for t in tables}
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [(combo, n, len(seeds), pool.submit(_block, combo, options, n, seeds)) for combo, n, seeds in tasks]
-        for combo, n, count, fut in futures:
-            found[(combo, n)].extend(fut.result())
-            bar.update(count)
+    played: dict[tuple[str, int], list[int]] = {t: [] for t in tables}  # the seeds compared
+    interrupted = False
+    with multiprocessing.Pool(args.jobs, initializer=_quiet_worker) as pool:  # leaving it stops the workers
+        try:
+            for (combo, n, seeds), differ in zip(tasks, pool.imap(_task, [(options, *t) for t in tasks]), strict=True):
+                found[(combo, n)].extend(differ)
+                played[(combo, n)].extend(seeds)
+                bar.update(len(seeds))
+        except KeyboardInterrupt:  # a long run stopped by hand still reports the games it compared
+            interrupted = True
     bar.close()
-    rows = [{"combo": combo, "players": n, "games": args.games, "differ": len(found[(combo, n)]),
+    rows = [{"combo": combo, "players": n, "games": len(played[(combo, n)]),
+             "seeds": _spans(played[(combo, n)]), "differ": len(found[(combo, n)]),
              "first": found[(combo, n)][:3]} for combo, n in tables]
     bad = sum(r["differ"] for r in rows)
+    done = sum(r["games"] for r in rows)
     if args.format == "json":
-        print_json({"options": options, "games_per_table": args.games, "tables": rows, "differ": bad})
+        print_json({"options": options, "games_per_table": args.games, "first_seed": first,
+                    "interrupted": interrupted, "tables": rows, "differ": bad})
     else:
         for r in rows:
             status = "identical" if not r["differ"] else f"{r['differ']} DIFFER"
-            print(f"{r['combo']} ({r['players']} players): {r['games']} games, {status}")
+            print(f"{r['combo']} ({r['players']} players): {r['games']} games (seeds {r['seeds'] or 'none'}), {status}")
             for f in r["first"]:
                 print(f"  seed {f['seed']}: " + (f["error"] if "error" in f else
                                                  f"line {f['line']}\n    direct:    {f['direct']}\n"
                                                  f"    reference: {f['reference']}"))
-        total = len(tables) * args.games
-        print(f"{total} games on both machines: " + ("every log identical" if not bad else f"{bad} differ"))
-    return 1 if bad else 0
+        stopped = f" (interrupted: {done} of {len(tables) * args.games} games)" if interrupted else ""
+        print(f"{done} games on both machines{stopped}: " + ("every log identical" if not bad else f"{bad} differ"))
+    return 1 if bad else 130 if interrupted else 0
+
+
+def _spans(seeds: list[int]) -> str:
+    """Seeds as runs: `1-475`, or `1-25, 51-75` where a block in between was not compared."""
+    runs: list[list[int]] = []
+    for s in sorted(seeds):
+        if runs and s == runs[-1][1] + 1:
+            runs[-1][1] = s
+        else:
+            runs.append([s, s])
+    return ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -120,6 +154,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("combo", nargs="*", metavar="COMBO")
     p.add_argument("--players", type=int, default=None, help="one player count (default: all the combo allows)")
     p.add_argument("--games", type=int, default=100, help="seeded games per combo and player count (default 100)")
+    p.add_argument("--first-seed", type=int, default=1, metavar="N",
+                   help="the first seed (default 1): seeds N, N+1, ... so that a long run can go on where "
+                        "another stopped")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="ruleset option for every combo (repeatable)")
