@@ -34,11 +34,12 @@ GAMES = [  # combo, players, seeds: each bundled game, its largest combo where g
 ]
 
 # What the subprocess prints: where the flow runner comes from, and a hash of the installed
-# engine's sources, rules and grammar, to be sure it was built from this checkout.
+# engine's sources, rules, grammar and tools, to be sure it was built from this checkout.
 _ABOUT = """
-import hashlib, pathlib, engine, engine.run.direct as d, dsl, rulesets
+import hashlib, pathlib, engine, engine.run.direct as d, dsl, rulesets, tools
 h = hashlib.sha256()
-for pkg, pattern in ((engine, "**/*.py"), (dsl, "**/*.py"), (dsl, "*.lark"), (rulesets, "**/*.yaml")):
+for pkg, pattern in ((engine, "**/*.py"), (dsl, "**/*.py"), (dsl, "*.lark"), (rulesets, "**/*.yaml"),
+                     (tools, "**/*.py")):
     root = pathlib.Path(pkg.__file__).parent
     for f in sorted(root.glob(pattern)):
         h.update(str(f.relative_to(root.parent)).encode() + b"\\0" + f.read_bytes())
@@ -49,7 +50,8 @@ print(h.hexdigest())
 
 def _sources_hash() -> str:
     h = hashlib.sha256()
-    for pkg, pattern in (("engine", "**/*.py"), ("dsl", "**/*.py"), ("dsl", "*.lark"), ("rulesets", "**/*.yaml")):
+    for pkg, pattern in (("engine", "**/*.py"), ("dsl", "**/*.py"), ("dsl", "*.lark"), ("rulesets", "**/*.yaml"),
+                         ("tools", "**/*.py")):
         for f in sorted((REPO / pkg).glob(pattern)):
             h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
