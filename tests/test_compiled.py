@@ -33,27 +33,23 @@ GAMES = [  # combo, players, seeds: each bundled game, its largest combo where g
     ("shogun-cards+shogun-cards-advanced+shogun-cards-wagers", 3, (1, 2)),
 ]
 
-# What the subprocess prints: where the flow runner comes from, and a hash of the installed
-# engine's sources, rules, grammar and tools, to be sure it was built from this checkout.
+# What the subprocess prints: where the flow runner comes from, and the folder the installed
+# packages are in, whose sources are compared with the checkout's (`_sources_hash`).
 _ABOUT = """
-import hashlib, pathlib, engine, engine.run.direct as d, dsl, rulesets, tools
-h = hashlib.sha256()
-for pkg, pattern in ((engine, "**/*.py"), (dsl, "**/*.py"), (dsl, "*.lark"), (rulesets, "**/*.yaml"),
-                     (tools, "**/*.py")):
-    root = pathlib.Path(pkg.__file__).parent
-    for f in sorted(root.glob(pattern)):
-        h.update(str(f.relative_to(root.parent)).encode() + b"\\0" + f.read_bytes())
+import pathlib, engine, engine.run.direct as d
 print(d.__file__)
-print(h.hexdigest())
+print(pathlib.Path(engine.__file__).parent.parent)
 """
 
 
-def _sources_hash() -> str:
+def _sources_hash(top: Path) -> str:
+    """A hash of the engine's sources, rules, grammar and tools under `top` (a checkout, or the
+    folder of an install), to be sure the installed build was made from this checkout."""
     h = hashlib.sha256()
     for pkg, pattern in (("engine", "**/*.py"), ("dsl", "**/*.py"), ("dsl", "*.lark"), ("rulesets", "**/*.yaml"),
                          ("tools", "**/*.py")):
-        for f in sorted((REPO / pkg).glob(pattern)):
-            h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
+        for f in sorted((top / pkg).glob(pattern)):
+            h.update(str(f.relative_to(top)).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
 
@@ -72,11 +68,11 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     r = _installed(away, code=_ABOUT)
     if r.returncode != 0:
         pytest.skip("daimyo is not installed (only this checkout's source is importable)")
-    where, digest = r.stdout.split()
+    where, top = r.stdout.splitlines()
     if where.endswith(".py"):
         pytest.skip("the installed daimyo runs its Python source (an editable install, DAIMYO_PURE_PYTHON, "
                     "or no C compiler at install): nothing compiled to compare")
-    if digest != _sources_hash():
+    if _sources_hash(Path(top)) != _sources_hash(REPO):
         pytest.skip(f"the installed daimyo ({where}) was built from other sources than this checkout")
     return away
 
