@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from dsl.primitives import PRIMITIVES, _seq, describe
-from dsl.runtime import _PLAIN, Ctx, RuleError, store_value, writable
+from dsl.runtime import _PLAIN, Ctx, RuleError, finite, store_value, writable
 from engine.base.diagnostics import Loc
 
 MAX_CALL_DEPTH = 200
@@ -128,9 +128,9 @@ def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> Non
     if type(d) is dict and op is None and type(v) in _PLAIN:  # the common case: a map, a plain value
         d[k] = v
     elif isinstance(d, dict):
-        d[k] = op(d.get(k, 0), v) if op else store_value(v)
+        d[k] = finite(op(d.get(k, 0), v), "a map") if op else store_value(v)
     elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
-        d[k] = op(d[k], v) if op else store_value(v)
+        d[k] = finite(op(d[k], v), "a list") if op else store_value(v)
     else:
         raise RuleError(f"cannot set item {describe(k)} of {describe(d)}")
 
@@ -257,7 +257,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_deep_at_caller": _deep_at_caller, "_over_at_caller": _over_at_caller,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
-    "_int": int, "_sub_result": _sub_result,  # for inline `+` and `-` (compiler `_arith`)
+    "_int": int, "_sub_result": _sub_result, "_finite": finite,  # for inline `+` and `-` (compiler `_arith`)
     "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
     "_SEQT": frozenset({list, str}),  # for inline `+` of two texts or lists (compiler `_arith`)
     "_loop_list": _loop_list, "_id": id,

@@ -617,7 +617,7 @@ class Compiler:
                 self._load(name)
                 return f"v_{name} = {self._arith(op, f'v_{name}', value)}" if op else f"v_{name} = {value}"
             if name in self.sym.globals:
-                return f"G[{name!r}] = {self._arith(op, f'G[{name!r}]', value)}" if op else \
+                return f"G[{name!r}] = {self._arith(op, f'G[{name!r}]', value, kept=True)}" if op else \
                     f"G[{name!r}] = {self._stored(value)}"
             hint = did_you_mean(name, [*scope.names, *self.sym.globals]) or \
                 "declare it under `globals:` or create a local with `let`"
@@ -658,7 +658,7 @@ class Compiler:
                 x, then = value, ""  # nothing to run or copy
             else:
                 then = f"{x} = {value}; "
-            store = self._arith(op, f"{d}[{f}]", x) if op else self._stored(x)
+            store = self._arith(op, f"{d}[{f}]", x, kept=True) if op else self._stored(x)
             return f"{first}{then}{found}; {d}[{f}] = {store}"
         cont = self._expr(target.children[0], scope)
         key = self._expr(target.children[1], scope)
@@ -946,13 +946,18 @@ class Compiler:
         x = self._unit.temp()  # (assignments are statements: `:=` is allowed here)
         return f"({x} if _type({x} := {value}) in _PL else _copy({x}))"
 
-    def _arith(self, op: str, a: str, b: str) -> str:
+    def _arith(self, op: str, a: str, b: str, kept: bool = False) -> str:
         """`a op b` bounded (codegen `_add`, `_sub`, `_mul`), with the common case inline: two
         whole numbers added, or a difference, without a call while it is below 2**62 either
         way (beyond, the helper decides). Not where a side is plainly a text or a list: there
-        the checks written out would only delay the call."""
+        the checks written out would only delay the call. `kept`: the result goes into the
+        state (`+=` on a field or a global), so a helper's result is refused if it is NaN or an
+        infinity (`finite`; an inline result is a whole number or a difference within 2**62)."""
+        def helper(call: str) -> str:
+            return f"_finite({call})" if kept else call
+
         if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
-            return f"{AUG_OPS[op]}({a}, {b})"
+            return helper(f"{AUG_OPS[op]}({a}, {b})")
         u = self._unit
         if self._plain and op == "+":
             # A whole number within 2**62 is what `_add` gives (it bounds only texts, lists and
@@ -961,21 +966,21 @@ class Compiler:
             # Swords +0.3%).
             x, y, r = u.temp(), u.temp(), u.temp()
             return f"({r} if _type({r} := ({x} := {a}) + ({y} := {b})) is _int and {-_SMALL} < {r} < {_SMALL} " \
-                   f"else _add({x}, {y}))"
+                   f"else {helper(f'_add({x}, {y})')})"
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
             # (two lists joined inline here cost more to compile than it saved: +4% of a cold
             # validation against -0.5% of a Shogun game)
             x, y, r = u.temp(), u.temp(), u.temp()
             return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
-                    f"< {_SMALL} else _add({x}, {y}))")
+                    f"< {_SMALL} else {helper(f'_add({x}, {y})')})")
         if op == "+":  # a text or a list on one side: two of one kind joined, bounded as `_add` bounds it
             x, y = u.temp(), u.temp()
             return (f"({x} + {y} if _type({x} := {a}) is _type({y} := {b}) in _SEQT and _len({x}) + _len({y}) "
-                    f"<= {MAX_SEQUENCE} else _add({x}, {y}))")
+                    f"<= {MAX_SEQUENCE} else {helper(f'_add({x}, {y})')})")
         if op == "-":
             r = u.temp()
-            return f"({r} if {-_SMALL} < ({r} := {a} - {b}) < {_SMALL} else _sub_result({r}))"
-        return f"{AUG_OPS[op]}({a}, {b})"
+            return f"({r} if {-_SMALL} < ({r} := {a} - {b}) < {_SMALL} else {helper(f'_sub_result({r})')})"
+        return helper(f"{AUG_OPS[op]}({a}, {b})")
 
     def _x_getitem(self, node: Tree, scope: _Scope) -> str:
         return f"{self._expr(node.children[0], scope)}[{self._expr(node.children[1], scope)}]"

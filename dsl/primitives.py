@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from math import comb
 from typing import Any
 
-from dsl.runtime import _PLAIN, Ctx, RuleError, copy_value, data_size, store_value, writable
+from dsl.runtime import _PLAIN, Ctx, RuleError, copy_value, data_size, finite, store_value, writable
 from engine.base.record import FrozenRecord
 
 
@@ -570,7 +570,7 @@ def add_count(c: Ctx, d: Any, key: Any, n: int = 1) -> None:
         writable(c, d, "add_count()")
     if not isinstance(d, dict):
         raise RuleError(f"add_count() needs a map, got {describe(d)}")
-    v = d.get(key, 0) + n
+    v = finite(d.get(key, 0) + n, "a map of counts")
     if v < 0:
         raise RuleError(f"add_count(): {describe(key)} would go below zero ({v})")
     if v:

@@ -131,6 +131,14 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = frozenset({str, int, bool, type(None)})  # scalars that need no check
 
 
+def finite(v: Any, what: str = "the game state") -> Any:
+    """`v`, unless it is NaN or an infinity, which saves and logs cannot hold (E003): for a
+    number computed into the state in place (`+=`, `add_count`), which `store_value` never sees."""
+    if type(v) is float and v - v != 0:
+        raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
+    return v
+
+
 def store_value(v: Any, what: str = "the game state") -> Any:
     """A copy of a value a rule puts into the state: plain data only (no function), at most
     MAX_STATE_ITEMS values in all, counting every shared list once per place it appears (a list

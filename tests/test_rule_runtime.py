@@ -175,6 +175,30 @@ def test_values_stored_into_the_state_are_copies_and_plain():
     assert err.value.loc == Loc("flow.yaml", 8, 9)
 
 
+@pytest.mark.parametrize("text, line, kept", [
+    ("P1.score += x", 8, "inf cannot be kept in the game state"),
+    ("P1.score -= x", 8, "-inf cannot be kept in the game state"),
+    ("P1.score = 2.5\nP1.score *= x", 9, "inf cannot be kept in the game state"),
+    ("P1.score += x - x", 8, "nan cannot be kept in the game state"),
+    ("total += x", 8, "inf cannot be kept in the game state"),
+    ("trace = {'a': 1}\ntrace['a'] += x", 9, "inf cannot be kept in a map"),
+    ("trace = [1.5]\ntrace[0] *= x", 9, "inf cannot be kept in a list"),
+    ("trace = {}\nadd_count(trace, 'a', x)", 9, "inf cannot be kept in a map of counts"),
+])
+def test_an_infinity_computed_in_place_is_refused_where_it_would_be_kept(text: str, line: int, kept: str):
+    # Saves and logs hold finite numbers only (their reader refuses the rest), and a state's
+    # hash is the same whichever JSON writer takes it only for finite numbers.
+    comp, model, _ = ruleset(fields={"score"})
+    grow = "let x = 10.5\nfor i in range(9):\n    x = x * x\n"  # 10.5 ** 512: an infinity
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, grow + text, ent={"P1": {"score": 0}})
+    assert err.value.code == "E003" and err.value.message == f"the number {kept}"
+    assert err.value.loc == Loc("flow.yaml", line, 9)
+    c, _ = run_effect(comp, model, "P1.score = 1.5\nP1.score += 2.25\nP1.score *= 2\ntotal += 0.5\ntotal -= 2",
+                      ent={"P1": {"score": 0}})
+    assert c.state["ent"]["P1"]["score"] == 7.5 and c.state["globals"]["total"] == -1.5
+
+
 def test_len_of_any_value_and_count_any_all_with_a_condition():
     comp, model, _ = ruleset()
     c, _ = run_effect(comp, model, "push(trace, len([1, 2]), len('abc'), len({'a': 1}))\n"

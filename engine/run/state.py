@@ -55,8 +55,49 @@ def canonical(x: Any) -> str:
     return _CANONICAL.encode(x)
 
 
+# A state's hash is taken at every decision of a logged game (most of the time of a difftest or
+# a replay): the text hashed is canonical's, written by orjson where that is the same text.
+# orjson writes a number with a fraction or an exponent its own way (`0.00001` for `1e-05`), and
+# every such number it writes holds `.`, `e+` or `e-`: a state whose text holds `.`, `+` or `e-`
+# (in a number, or rarely in a text) is written by json. Both write NaN and the infinities,
+# which no game state holds (`store_value`, `finite`), as `null`, so that the hash is the same
+# whichever writes it. A state orjson refuses (a number beyond 64 bits, a key that is not a
+# text, a lone surrogate) is json's too.
+_HASHED = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False, allow_nan=False)
+try:
+    from orjson import dumps as _fast_dumps
+except ImportError:  # pragma: no cover - a platform without orjson's wheel: json alone
+    _fast_dumps = None
+
+
+def hashed_text(state: Any) -> bytes:
+    """The UTF-8 text a state's hash is taken of: `canonical(state)`, NaN and infinities as null."""
+    if _fast_dumps is not None:
+        try:
+            text = _fast_dumps(state)
+        except TypeError:  # (orjson.JSONEncodeError)
+            text = None
+        # (`+` and `-` alone first: memchr, where looking for `e+` takes a hundred times longer)
+        if text is not None and b"." not in text and b"+" not in text and (b"-" not in text or b"e-" not in text):
+            return text
+    try:
+        return _HASHED.encode(state).encode()
+    except ValueError:  # NaN or an infinity: null, as orjson writes them
+        return _HASHED.encode(_finite(state)).encode()
+
+
+def _finite(x: Any) -> Any:
+    if type(x) is float:
+        return x if x - x == 0 else None
+    if type(x) is dict:
+        return {k: _finite(v) for k, v in x.items()}
+    if type(x) in (list, tuple):
+        return [_finite(v) for v in x]
+    return x
+
+
 def state_hash(state: dict) -> str:
-    return hashlib.sha256(canonical(state).encode()).hexdigest()[:16]
+    return hashlib.sha256(hashed_text(state)).hexdigest()[:16]
 
 
 MAX_SAVE_BYTES = 20_000_000  # a save file; a long game of the largest bundled combo is under 1 MB
