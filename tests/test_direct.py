@@ -241,20 +241,38 @@ def test_difftest_goes_on_from_a_first_seed_and_reports_an_interrupted_run() -> 
     with contextlib.redirect_stdout(out):
         assert run_difftest(args) == 0
     assert "shogun-cards (2 players): 2 games (seeds 41-42), identical" in out.getvalue()
-    # Ctrl-C in a long run: the games compared so far are reported (exit 130), none is lost.
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "difftest", "shogun-cards", "--players", "2",
-                             "--games", "5000", "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=Path(__file__).resolve().parent.parent)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and "games" not in proc.stderr.readline():
-        pass  # the progress line comes once a block of games is compared
-    os.kill(proc.pid, signal.SIGINT)
-    stdout, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 130
-    doc = json.loads(stdout)
-    assert doc["interrupted"] is True and doc["differ"] == 0
-    (row,) = doc["tables"]
-    assert 0 < row["games"] < 5000 and row["games"] % 25 == 0 and row["seeds"] == f"1-{row['games']}"
+    # Ctrl-C in a long run: the games compared so far are reported (exit 130), none is lost; and
+    # the same for `kill` (SIGTERM), how a run in the background, which ignores Ctrl-C, is stopped.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "difftest", "shogun-cards", "--players", "2",
+                                 "--games", "5000", "--jobs", "2", "--format", "json"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "games" not in proc.stderr.readline():
+            pass  # the progress line comes once a block of games is compared
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        os.kill(proc.pid, stop)
+        stdout, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 130, stop
+        doc = json.loads(stdout)
+        assert doc["interrupted"] is True and doc["differ"] == 0
+        (row,) = doc["tables"]
+        assert 0 < row["games"] < 5000 and row["games"] % 25 == 0 and row["seeds"] == f"1-{row['games']}"
+        assert not [w for w in workers if _running(w)], "the workers stop with the run"
+
+
+def _children(pid: int) -> list[str]:
+    """The processes `pid` started that still run (the workers of a difftest)."""
+    return [stat.parent.name for stat in Path("/proc").glob("[0-9]*/stat") if _running(stat.parent.name, pid)]
+
+
+def _running(pid: str, parent: int | None = None) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # gone
+        return False
+    return fields[0] != "Z" and (parent is None or fields[1] == str(parent))
 
 
 def test_difftest_plays_only_the_player_counts_a_combo_allows() -> None:

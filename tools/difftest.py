@@ -67,6 +67,13 @@ def _block(combo: str, options: dict, players: int, seeds: list[int]) -> list[di
 def _quiet_worker() -> None:
     """Ctrl-C is for the parent, which reports what was compared and stops the workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (as the pool stops them)
+
+
+def _stopped(signum: int, frame: Any) -> None:
+    # `kill` stops a run as Ctrl-C does: a run started in the background (`&`) ignores Ctrl-C's
+    # SIGINT, so SIGTERM is how one is stopped, and it must report what it compared too.
+    raise KeyboardInterrupt
 
 
 def _task(task: tuple[dict, str, int, list[int]]) -> list[dict[str, Any]]:
@@ -104,6 +111,7 @@ def run_difftest(args: argparse.Namespace) -> int:
     played: dict[tuple[str, int], list[int]] = {t: [] for t in tables}  # the seeds compared
     interrupted = False
     with multiprocessing.Pool(args.jobs, initializer=_quiet_worker) as pool:  # leaving it stops the workers
+        before = signal.signal(signal.SIGTERM, _stopped)
         try:
             for (combo, n, seeds), differ in zip(tasks, pool.imap(_task, [(options, *t) for t in tasks]), strict=True):
                 found[(combo, n)].extend(differ)
@@ -111,6 +119,8 @@ def run_difftest(args: argparse.Namespace) -> int:
                 bar.update(len(seeds))
         except KeyboardInterrupt:  # a long run stopped by hand still reports the games it compared
             interrupted = True
+        finally:
+            signal.signal(signal.SIGTERM, before)
     bar.close()
     rows = [{"combo": combo, "players": n, "games": len(played[(combo, n)]),
              "seeds": _spans(played[(combo, n)]), "differ": len(found[(combo, n)]),
