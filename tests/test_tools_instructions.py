@@ -49,3 +49,9 @@ def test_one_game_cannot_be_counted_against_itself(monkeypatch):
     monkeypatch.setattr(instructions.shutil, "which", lambda _name: "/usr/bin/valgrind")
     with pytest.raises(SystemExit):
         instructions.main(["games", "shogun", "--games", "1"])
+
+
+def test_the_deep_flow_asks_its_choice_below_more_frames_the_deeper_it_is():
+    # `decisions` measures one trivial decision with 9, 19 and 31 frames waiting below it
+    # (docs/performance.md): the depth must really be there, and the game must go on asking.
+    assert [instructions.decisions(depth, 50) for depth in instructions.DEPTHS] == [9, 19, 31]

@@ -9,6 +9,7 @@ that start-up and loading cancel out:
     python -m tools.instructions games samurai-swords --games 3
     python -m tools.instructions sweep shogun                 # per sweep game: the game, its bots, its figures
     python -m tools.instructions validate                     # one cold `daimyo validate rulesets/*`
+    python -m tools.instructions decisions                    # per trivial decision, 9 to 31 frames deep
     python -m tools.instructions digests > before.txt          # seeded log digests of every bundled combo
 
 `digests` is the sameness check between two versions of the code: it plays seeded random games
@@ -31,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 DIGEST_SET = [  # combo, player counts, games per count
     ("shogun", (3, 4, 5), 30),
@@ -65,6 +67,56 @@ def sweep(combo: str, players: int, games: int) -> None:
     model = load(combo, {}, players)
     for game in range(games):
         play_game(model, players, ["random"] * players, False, 1, game)
+
+
+# A flow that asks one trivial choice again and again, `depth` levels of a step below the game's
+# turn: what a decision costs the flow itself, and whether the frames waiting below it cost more.
+DEPTHS = (1, 6, 12)
+RACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "rulesets", "race")
+DEEP_RULES = """
+globals: {{depth: 0, picked: 0}}
+steps:
+  dive:
+    flow:
+      - do: "depth += 1"
+      - if: "depth < {depth}"
+        then: [dive]
+        else:
+          - repeat: 1000000
+            do:
+              - choose: k
+                player: '"P1"'
+                from: "[1, 2]"
+                then:
+                  - do: "picked += k"
+triggers:
+  go:
+    "on": before_take_turn
+    when: "depth == 0"
+    do: run(dive)
+"""
+
+
+def deep_combo(folder: str, depth: int) -> str:
+    """The combo of the race test game and a package whose choice is asked `depth` levels down."""
+    with open(os.path.join(folder, "ruleset.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(f"id: deep{depth}\nname: deep\nversion: 1\nplayers: {{min: 2, max: 4}}\nextends: race\n")
+    with open(os.path.join(folder, "rules.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(DEEP_RULES.format(depth=depth))
+    return f"{os.path.normpath(RACE)}+{folder}"
+
+
+def decisions(depth: int, count: int) -> int:
+    """`count` decisions of the deep flow, silent; gives the frames waiting at the first."""
+    from engine.model import load
+    from engine.run.game import Game
+    folder = os.path.join(tempfile.gettempdir(), f"daimyo-deep-flow-{depth}")  # one place: the caches find it
+    os.makedirs(folder, exist_ok=True)
+    g = Game.new(load(deep_combo(folder, depth), {}, 2), 2, 1, log=False)
+    frames = len(g.state["flow"])
+    for _ in range(count):
+        g.apply(1)
+    return frames
 
 
 def digests(out: object = sys.stdout) -> None:
@@ -116,7 +168,7 @@ def per_unit(small: list[str], large: list[str], units: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.instructions", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="what", required=True, metavar="{games,sweep,validate,digests}")
+    sub = parser.add_subparsers(dest="what", required=True, metavar="{games,sweep,validate,decisions,digests}")
     for name, text in (("games", "instructions per random game, loading left out"),
                        ("sweep", "instructions per game of a sweep (bots and round figures included)")):
         p = sub.add_parser(name, help=text)
@@ -124,9 +176,11 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--players", type=int, default=4)
         p.add_argument("--games", type=int, default=6, help="games counted, less the first (default 6: 5 counted)")
     sub.add_parser("validate", help="instructions of one cold `daimyo validate rulesets/*`")
+    sub.add_parser("decisions", help=f"instructions the flow takes per trivial decision, {DEPTHS} levels of a step "
+                                     "deep")
     sub.add_parser("digests", help="seeded log digests of every bundled combo and player count (no valgrind)")
     inner = sub.add_parser("run")  # what runs inside callgrind (no help: not listed)
-    inner.add_argument("work", choices=("games", "sweep"))
+    inner.add_argument("work", choices=("games", "sweep", "decisions"))  # (decisions: COMBO is the depth)
     inner.add_argument("combo")
     inner.add_argument("players", type=int)
     inner.add_argument("games", type=int)
@@ -135,7 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         digests()
         return 0
     if args.what == "run":
-        (play if args.work == "games" else sweep)(args.combo, args.players, args.games)
+        if args.work == "decisions":
+            decisions(int(args.combo), args.games)
+        else:
+            (play if args.work == "games" else sweep)(args.combo, args.players, args.games)
         return 0
     if shutil.which("valgrind") is None:
         print("valgrind is needed to count instructions (Debian: apt-get install valgrind)", file=sys.stderr)
@@ -146,6 +203,13 @@ def main(argv: list[str] | None = None) -> int:
                        check=False)  # uncounted: bytecode and caches written, as after any first run
         n = _count(["-m", "engine.cli", "validate", *folders])
         print(f"cold validate rulesets/*: {n / 1e6:,.0f}M instructions")
+        return 0
+    if args.what == "decisions":
+        for depth in DEPTHS:
+            frames = decisions(depth, 0)
+            n = per_unit(["run", "decisions", str(depth), "2", "1000"], ["run", "decisions", str(depth), "2", "21000"],
+                         20_000)
+            print(f"a trivial decision with {frames} frames below it: {n:,.0f} instructions (decisions 1,001-21,000)")
         return 0
     if args.games < 2:
         parser.error("--games must be at least 2 (the first game is the baseline)")
