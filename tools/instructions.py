@@ -176,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--players", type=int, default=4)
         p.add_argument("--games", type=int, default=6, help="games counted, less the first (default 6: 5 counted)")
     sub.add_parser("validate", help="instructions of one cold `daimyo validate rulesets/*`")
-    sub.add_parser("decisions", help=f"instructions the flow takes per trivial decision, {DEPTHS} levels of a step "
-                                     "deep")
+    sub.add_parser("decisions", help="instructions the flow takes per trivial decision, asked in a step that runs "
+                                     f"itself {', '.join(map(str, DEPTHS))} times")
     sub.add_parser("digests", help="seeded log digests of every bundled combo and player count (no valgrind)")
     inner = sub.add_parser("run")  # what runs inside callgrind (no help: not listed)
     inner.add_argument("work", choices=("games", "sweep", "decisions"))  # (decisions: COMBO is the depth)

@@ -83,16 +83,16 @@ def hashed_text(state: Any) -> bytes:
     try:
         return _HASHED.encode(state).encode()
     except ValueError:  # NaN or an infinity: null, as orjson writes them
-        return _HASHED.encode(_finite(state)).encode()
+        return _HASHED.encode(_null_for_non_finite(state)).encode()
 
 
-def _finite(x: Any) -> Any:
+def _null_for_non_finite(x: Any) -> Any:
     if type(x) is float:
         return x if x - x == 0 else None
     if type(x) is dict:
-        return {k: _finite(v) for k, v in x.items()}
+        return {k: _null_for_non_finite(v) for k, v in x.items()}
     if type(x) in (list, tuple):
-        return [_finite(v) for v in x]
+        return [_null_for_non_finite(v) for v in x]
     return x
 
 
