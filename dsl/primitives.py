@@ -570,7 +570,9 @@ def add_count(c: Ctx, d: Any, key: Any, n: int = 1) -> None:
         writable(c, d, "add_count()")
     if not isinstance(d, dict):
         raise RuleError(f"add_count() needs a map, got {describe(d)}")
-    v = finite(d.get(key, 0) + n, "a map of counts")
+    v = d.get(key, 0) + n
+    if type(v) is float:  # (whole numbers, the common case, need no check)
+        finite(v, "a map of counts")
     if v < 0:
         raise RuleError(f"add_count(): {describe(key)} would go below zero ({v})")
     if v:

@@ -132,8 +132,8 @@ _PLAIN = frozenset({str, int, bool, type(None)})  # scalars that need no check
 
 
 def finite(v: Any, what: str = "the game state") -> Any:
-    """`v`, unless it is NaN or an infinity, which saves and logs cannot hold (E003): for a
-    number computed into the state in place (`+=`, `add_count`), which `store_value` never sees."""
+    """`v`, unless it is NaN or an infinity, which saves and logs cannot hold (E003): what
+    `store_value` keeps, and a number computed into the state in place (`+=`, `add_count`)."""
     if type(v) is float and v - v != 0:
         raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
     return v
@@ -162,18 +162,14 @@ def store_value(v: Any, what: str = "the game state") -> Any:
                     break
             else:
                 return out
-    if t is float:
-        if v - v != 0:  # an infinity or NaN: saves and logs hold numbers only
-            raise RuleError(f"the number {v} cannot be kept in {what}", code="E003")
-        return v
+    if t is float:  # an infinity or NaN is refused: saves and logs hold numbers only
+        return finite(v, what)
     budget = [MAX_STATE_ITEMS]
 
     def copy(x: Any, depth: int) -> Any:
         t = type(x)
         if t in _SCALARS:
-            if t is float and x - x != 0:
-                raise RuleError(f"the number {x} cannot be kept in {what}", code="E003")
-            return x
+            return finite(x, what) if t is float else x
         if isinstance(x, (list, dict)):
             budget[0] -= len(x)
             if budget[0] < 0:

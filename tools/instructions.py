@@ -110,6 +110,9 @@ def decisions(depth: int, count: int) -> int:
     """`count` decisions of the deep flow, silent; gives the frames waiting at the first."""
     from engine.model import load
     from engine.run.game import Game
+    if not os.path.isdir(RACE):
+        raise SystemExit(f"`decisions` needs the checkout's test game ({os.path.normpath(RACE)}): "
+                         "run it from a checkout")
     folder = os.path.join(tempfile.gettempdir(), f"daimyo-deep-flow-{depth}")  # one place: the caches find it
     os.makedirs(folder, exist_ok=True)
     g = Game.new(load(deep_combo(folder, depth), {}, 2), 2, 1, log=False)
