@@ -12,3 +12,11 @@ import tempfile
 _CACHE = tempfile.mkdtemp(prefix="daimyo-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, True)
+
+# What `daimyo validate` found is kept as well (engine/model/verdicts.py), named by the files and
+# the engine's sources. A test that changes the engine in this process (monkeypatch) would be
+# given what the unchanged engine found: in the test process it is off, except where a test turns
+# it on (tests/test_validate_cache.py, tests/test_validate_output.py). Subprocesses keep it on.
+from engine.model import verdicts  # noqa: E402
+
+verdicts._CACHE[:] = [None]

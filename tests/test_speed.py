@@ -135,9 +135,11 @@ def _validate_in_a_new_process(monkeypatch, target: str) -> tuple[list, list[int
     from dsl import parsecache
     from engine.base import diskcache
     from engine.loading import yamlcache
+    from engine.model import verdicts
     from engine.model.validate import validate_targets
 
     fresh_process(monkeypatch)
+    monkeypatch.setattr(verdicts, "_CACHE", [None])  # the builds run: their trees are what is looked at
     monkeypatch.setattr(yamlcache, "_CACHE", [])
     monkeypatch.setattr(diskcache, "SOURCES", {})
     reads: list[int] = []

@@ -5,8 +5,8 @@ and tests/mods, and the examples of docs/examples; human and JSON output and exi
 
 This guards the speed work on validation (docs/performance.md, "Cold validation, third
 pass"): a shortcut that loses, adds, moves or reorders one diagnostic fails here. Each target
-is validated twice, so that the second run reads everything from the caches (the parse and
-YAML caches on disk, the memos of the process).
+is validated twice, so that the second run reads everything from the caches (what the first
+validation found, and under it the parse and YAML caches on disk and the memos of the process).
 
 When a diagnostic is meant to change (a new check, a better message), write the file again
 and review its diff:
@@ -24,6 +24,7 @@ import pytest
 from test_validation_corpus import BROKEN, GENERATED, targets_for
 
 from engine.cli import main
+from engine.model import verdicts
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "tests" / "golden" / "validate-output.json"
@@ -42,6 +43,12 @@ def cases() -> dict[str, list[str]]:
     for folder in [*_folders("tests/rulesets"), *_folders("tests/mods"), *_folders("docs/examples")]:
         out[folder] = targets_for("", REPO / folder)
     return out
+
+
+@pytest.fixture(autouse=True)
+def verdicts_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a user runs it: the second validation of a target is the kept one (engine/model/verdicts.py)."""
+    monkeypatch.setattr(verdicts, "_CACHE", [])
 
 
 def _run(targets: list[str], fmt: str, capsys: pytest.CaptureFixture, tmp: str) -> dict:

@@ -12,7 +12,9 @@ from engine.model.validate import validate_targets
 def add_parser(sub: argparse._SubParsersAction) -> None:
     v = sub.add_parser("validate", help=help_of("validate"),
                        description="Validate ruleset packages (ids, folders or COMBOs). An expansion is "
-                       "checked together with the rulesets it extends. Exit 0 clean, 1 on errors.", epilog=EPILOG)
+                       "checked together with the rulesets it extends. Exit 0 clean, 1 on errors. What a combo's "
+                       "builds found is kept in the cache folder and given again for the same files and the "
+                       "same daimyo (DAIMYO_NO_CACHE=1: validate without any cache).", epilog=EPILOG)
     v.add_argument("targets", nargs="+", metavar="PATH_OR_ID")
     add_format_option(v)
     v.set_defaults(func=run)

@@ -26,7 +26,7 @@ from typing import Any
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.loading.located import LocDict, LocList, line_breaks, loc_of
 
-__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overridden", "read_source"]
+__all__ = ["LocDict", "LocList", "load_yaml", "load_yaml_text", "loc_of", "overridden", "overriding", "read_source"]
 
 # Characters YAML forbids (same set as PyYAML's reader, which allows only \t \n \r, 20-7E, 85,
 # A0-D7FF, E000-FFFD and 10000-10FFFF), plus the lone surrogates that `surrogateescape` decoding
@@ -52,6 +52,11 @@ def overridden(texts: dict[str, str]) -> Iterator[None]:
         yield
     finally:
         _OVERRIDES.reset(token)
+
+
+def overriding() -> bool:
+    """Whether some text is read from an editor's buffer instead of its file (`overridden`)."""
+    return bool(_OVERRIDES.get())
 
 
 MAX_FILE_BYTES = 2_000_000  # one YAML file (Y006)

@@ -12,7 +12,9 @@ the sun side. Diagnostics found in several builds are reported once.
 Speed: within one run each data file is read and schema-checked once (`reading_cache`),
 each rule text parsed once, a text is compiled again only where a name it uses means
 something else (`compile_cache`), and a step's flow walked again only where it or what it
-uses changed (`flow_cache`), so the extra builds cost little.
+uses changed (`flow_cache`), so the extra builds cost little. Across runs, what the builds of a
+combo found is kept on disk by a hash of its files and the engine (`verdicts`), so files
+validated before are not built again.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from engine.model.build import board_cache, build_combo
 from engine.model.checks import run_checks
 from engine.model.flow import flow_cache
 from engine.model.ruleset import MAX_PLAYERS, Model
+from engine.model import verdicts
 from engine.model.unused import check_unused
 
 
@@ -149,10 +152,24 @@ def _find_dependency(pkg: Package, dep: str) -> str | None:
 
 
 def validate_combo(combo_text: str, diags: Diagnostics) -> None:
-    """Build the variants of a combo (see `variants`); report each problem once."""
+    """Build the variants of a combo (see `variants`); report each problem once. What the builds
+    found is kept on disk (engine/model/verdicts.py): the same files, validated again by the same
+    engine, give it again without a build."""
     combo = resolve_combo(combo_text, diags, {}, None)
     if combo is None:
         return
+    key = verdicts.combo_key(combo_text, combo)
+    kept = verdicts.load(key) if key is not None else None
+    if kept is not None:
+        diags.extend(kept)
+        return
+    start = len(diags.items)
+    _build_variants(combo, diags)
+    if key is not None and verdicts.combo_key(combo_text, combo) == key:  # not if a file changed meanwhile
+        verdicts.keep(key, diags.items[start:])
+
+
+def _build_variants(combo: Combo, diags: Diagnostics) -> None:
     first: set[tuple] | None = None
     models: list[Model] = []
     for options, counts in variants(combo):

@@ -1,0 +1,146 @@
+"""What validating a combo found, kept on disk by a hash of everything it was found from.
+
+`daimyo validate` run again on files that have not changed gives what it gave before (a
+linter's result cache, as ruff and mypy keep one). An entry holds the diagnostics the builds of
+one combo gave (`validate_combo`, after the packages were read: reading them always runs). Its
+name is a hash of all that the builds read or are made of:
+
+- the combo as named, and the working folder (locations are written relative to it);
+- of every package: its folder and real path, the bytes of its manifest, and of each data file
+  it loads (those the manifest lists, or without `files:` every `*.yaml` file of the folder),
+  its name, real path and bytes: the builds read no other file;
+- the engine: the bytes of every source file of `engine/`, `dsl/` and `schemas/` (the grammar
+  and the schemas too), those of the readers it uses (PyYAML's, lark's and networkx's
+  `__init__.py`, which name their versions) and Python's version.
+
+So an edited rule text, a file added to a folder, another working folder or an updated engine
+finds no entry and is validated again. The hash is taken again after the builds, and an entry
+is written only if nothing changed while they ran. A text the language server checks from an
+editor's buffer (`overridden`) is never kept or looked up. The cache is the user's own, like
+the other two (docs/performance.md, "The disk caches"): `DAIMYO_NO_CACHE=1` turns it off with
+them, and an entry that is not exactly of the form written here is ignored.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+from engine.base import diskcache
+from engine.base.diagnostics import Diagnostic, Loc
+from engine.base.files import package_dir
+from engine.loading.package import MANIFEST, Combo
+from engine.loading.yamlio import MAX_FILE_BYTES, overriding
+
+FORMAT = "verdict-1"
+MAX_ENTRY = 50_000_000  # bytes of one entry: a combo with very many diagnostics is not kept
+_SOURCE_SUFFIXES = (".py", ".lark", ".json", ".pxd")
+_READERS = ("yaml", "lark", "networkx")
+
+_SALT: list[bytes | None] = []  # worked out once per process
+_CACHE: list[diskcache.DiskCache | None] = []
+
+
+def engine_salt() -> bytes | None:
+    """A hash of the engine's own sources, the readers it uses and Python's version (None if
+    they cannot be read: then nothing is kept)."""
+    if not _SALT:
+        _SALT.append(_salt([package_dir(name) for name in ("engine", "dsl", "schemas")]))
+    return _SALT[0]
+
+
+def _salt(folders: list[Path]) -> bytes | None:
+    h = diskcache.sha256(f"{FORMAT}\0{sys.version}\0".encode())
+    try:
+        for folder in folders:
+            found = []
+            for here, dirs, files in os.walk(folder):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                found += [os.path.join(here, f) for f in files if f.endswith(_SOURCE_SUFFIXES)]
+            for path in sorted(found):
+                h.update(f"{os.path.relpath(path, folder)}\0".encode())
+                h.update(Path(path).read_bytes())
+        for name in _READERS:
+            spec = importlib.util.find_spec(name)
+            h.update(f"\0{name}\0".encode())
+            if spec is not None and spec.origin:
+                h.update(Path(spec.origin).read_bytes())
+    except (OSError, ValueError, ImportError):
+        return None
+    return h.digest()
+
+
+def _store() -> diskcache.DiskCache | None:
+    if not _CACHE:
+        folder = diskcache.cache_folder(FORMAT)
+        _CACHE.append(diskcache.DiskCache(folder) if folder is not None else None)
+    return _CACHE[0]
+
+
+def combo_key(text: str, combo: Combo) -> bytes | None:
+    """The name of the entry for validating `combo` (named `text`), or None when nothing is kept:
+    caching is off, a text comes from an editor's buffer, or a file cannot be read."""
+    if _store() is None or overriding():
+        return None
+    salt = engine_salt()
+    if salt is None:
+        return None
+    h = diskcache.sha256(salt)
+    try:
+        h.update(f"\0{text}\0{os.getcwd()}\0".encode("utf-8", "surrogateescape"))
+        for pkg in combo.packages:
+            root = pkg.root
+            h.update(f"\0{root}\0{os.path.realpath(root)}\0".encode("utf-8", "surrogateescape"))
+            _add_file(h, root / MANIFEST)
+            for f in pkg.files:
+                h.update(f"\0{f.display}\0{os.path.realpath(f.path)}\0".encode("utf-8", "surrogateescape"))
+                _add_file(h, f.path)
+    except (OSError, ValueError):
+        return None
+    return h.digest()
+
+
+def _add_file(h: object, path: Path) -> None:
+    """The bytes of a regular file into the hash (OSError for anything else: a FIFO must not
+    block, a file over the size the reader takes is not worth keeping)."""
+    data = diskcache.DiskCache.read(path, MAX_FILE_BYTES)
+    if data is None:
+        raise OSError(f"cannot read {path}")
+    h.update(len(data).to_bytes(8, "little"))  # type: ignore[attr-defined]
+    h.update(data)  # type: ignore[attr-defined]
+
+
+def load(key: bytes) -> list[Diagnostic] | None:
+    """The diagnostics kept under `key`, or None (none kept, or not an entry of this form)."""
+    store = _store()
+    raw = store.read(store.path(key), MAX_ENTRY) if store is not None else None
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw)
+        if type(doc) is not list or len(doc) != 2 or doc[0] != FORMAT or type(doc[1]) is not list:
+            return None
+        out = []
+        for item in doc[1]:
+            code, message, file, line, col, severity, hint = item
+            if not (all(type(s) is str for s in (code, message, file, hint))
+                    and type(line) is int and type(col) is int and severity in ("error", "warning")):
+                return None
+            out.append(Diagnostic(code, message, Loc(file, line, col), severity, hint))
+        return out
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def keep(key: bytes, found: list[Diagnostic]) -> None:
+    """Keep what validating the combo named by `key` found."""
+    store = _store()
+    if store is None:
+        return
+    entry = [FORMAT, [[d.code, d.message, d.loc.file, d.loc.line, d.loc.col, d.severity, d.hint] for d in found]]
+    text = json.dumps(entry, separators=(",", ":"))
+    if len(text) <= MAX_ENTRY:
+        store.write(store.path(key), text)
+
