@@ -24,6 +24,10 @@ def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("DAIMYO_NO_CACHE", raising=False)
     monkeypatch.setattr(verdicts, "_CACHE", [])
+    monkeypatch.setattr(verdicts, "_DIGESTS", {})
+    # The engine's name, fixed: a source edited a moment before the run would keep nothing
+    # (test_the_engines_sources_name_the_entries checks how it is found).
+    monkeypatch.setattr(verdicts, "_SALT", [b"this engine"])
     monkeypatch.chdir(tmp_path)
     shutil.copytree(RACE, tmp_path / "pkg")
     return tmp_path / "cache" / "daimyo" / verdicts.FORMAT
@@ -122,6 +126,22 @@ def test_a_forged_clean_entry_is_what_the_cache_trusts(kept, builds):
     assert found() == [] and len(builds) == 1
 
 
+def test_each_file_is_read_once_unless_it_just_changed(kept, builds, monkeypatch):
+    rules = Path("pkg/rules.yaml").resolve()
+    reads: list[str] = []
+    real = verdicts.diskcache.DiskCache.read
+    monkeypatch.setattr(verdicts.diskcache.DiskCache, "read",
+                        staticmethod(lambda path, limit: reads.append(str(path)) or real(path, limit)))
+    assert found() == [] and found() == []
+    assert reads.count("pkg/rules.yaml") == 3  # before and after the build, and the second time: just written
+    monkeypatch.setattr(verdicts, "RACY", 0)  # as if written long ago
+    reads.clear()
+    assert found() == [] and found() == []
+    assert reads.count("pkg/rules.yaml") == 1 and str(rules) in verdicts._DIGESTS
+    edit(rules, "when: n == 3", "when: n == x")  # the same size: its status still changes
+    assert [d[0] for d in found()] == ["D101"] and len(builds) == 2
+
+
 def test_a_file_changed_while_the_builds_ran_is_not_kept(kept, monkeypatch):
     real = validate._build_variants
 
@@ -134,15 +154,20 @@ def test_a_file_changed_while_the_builds_ran_is_not_kept(kept, monkeypatch):
     assert list(kept.rglob("*.json")) == []
 
 
-def test_the_engines_sources_name_the_entries(tmp_path):
+def test_the_engines_sources_name_the_entries(tmp_path, monkeypatch):
     engine = tmp_path / "engine"
     shutil.copytree(ROOT / "dsl", engine, ignore=shutil.ignore_patterns("__pycache__"))
+    assert verdicts._salt([engine]) is None  # written a moment ago: nothing is kept yet
+    monkeypatch.setattr(verdicts, "RACY", 0)
     before = verdicts._salt([engine])
     assert before is not None and verdicts._salt([engine]) == before
     (engine / "notes.txt").write_text("not a source", encoding="utf-8")  # only sources count
     assert verdicts._salt([engine]) == before
     edit(engine / "runtime.py", "MAX_", "MAX__")
     assert verdicts._salt([engine]) != before
+    after = verdicts._salt([engine])
+    edit(engine / "runtime.py", "MAX__", "MAX_X")  # the same size
+    assert verdicts._salt([engine]) not in (before, after, None)
 
 
 def test_nothing_is_kept_with_caching_off(kept, builds, monkeypatch):

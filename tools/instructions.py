@@ -8,7 +8,7 @@ that start-up and loading cancel out:
     python -m tools.instructions games shogun                 # per 4-player random game (games 2-6 of seeds 1-6)
     python -m tools.instructions games samurai-swords --games 3
     python -m tools.instructions sweep shogun                 # per sweep game: the game, its bots, its figures
-    python -m tools.instructions validate                     # one cold `daimyo validate rulesets/*`
+    python -m tools.instructions validate                     # one cold `daimyo validate rulesets/*`, twice
     python -m tools.instructions decisions                    # per trivial decision, 9 to 31 frames deep
     python -m tools.instructions digests > before.txt          # seeded log digests of every bundled combo
 
@@ -19,7 +19,9 @@ output of two versions. (`daimyo difftest` compares the two flow machines of one
 
 Run from the checkout to measure: the current folder's code is what runs. The small run is
 made once uncounted first, so that the bytecode and caches a first run writes are counted in
-neither; `validate` likewise counts the cold command as a user meets it after the first run.
+neither; `validate` likewise counts the cold command as a user meets it after the first run:
+once as it is (what each combo's builds found is kept, engine/model/verdicts.py), once with
+those results removed, so that every combo is built from the parse and YAML caches.
 """
 from __future__ import annotations
 
@@ -178,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("combo")
         p.add_argument("--players", type=int, default=4)
         p.add_argument("--games", type=int, default=6, help="games counted, less the first (default 6: 5 counted)")
-    sub.add_parser("validate", help="instructions of one cold `daimyo validate rulesets/*`")
+    sub.add_parser("validate", help="instructions of one cold `daimyo validate rulesets/*`: with the results "
+                                    "kept, and with every combo built")
     sub.add_parser("decisions", help="instructions the flow takes per trivial decision, asked in a step that runs "
                                      f"itself {', '.join(map(str, DEPTHS))} times")
     sub.add_parser("digests", help="seeded log digests of every bundled combo and player count (no valgrind)")
@@ -205,7 +208,15 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, "-m", "engine.cli", "validate", *folders], env=_env(), capture_output=True,
                        check=False)  # uncounted: bytecode and caches written, as after any first run
         n = _count(["-m", "engine.cli", "validate", *folders])
-        print(f"cold validate rulesets/*: {n / 1e6:,.0f}M instructions")
+        print(f"cold validate rulesets/*: {n / 1e6:,.0f}M instructions (the same files again: results kept)")
+        from engine.base.diskcache import cache_folder
+        from engine.model.verdicts import FORMAT
+        kept = cache_folder(FORMAT)
+        if kept is not None:
+            shutil.rmtree(kept, ignore_errors=True)
+        n = _count(["-m", "engine.cli", "validate", *folders])
+        print(f"cold validate rulesets/*, every combo built: {n / 1e6:,.0f}M instructions "
+              "(rule texts and YAML from the caches)")
         return 0
     if args.what == "decisions":
         for depth in DEPTHS:

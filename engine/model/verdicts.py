@@ -8,10 +8,12 @@ name is a hash of all that the builds read or are made of:
 - the combo as named, and the working folder (locations are written relative to it);
 - of every package: its folder and real path, the bytes of its manifest, and of each data file
   it loads (those the manifest lists, or without `files:` every `*.yaml` file of the folder),
-  its name, real path and bytes: the builds read no other file;
-- the engine: the bytes of every source file of `engine/`, `dsl/` and `schemas/` (the grammar
-  and the schemas too), those of the readers it uses (PyYAML's, lark's and networkx's
-  `__init__.py`, which name their versions) and Python's version.
+  its name and bytes: the builds read no other file (whether a file is inside its package is
+  decided when the package is read, which always runs);
+- the engine: the status (size, times, inode) of every source file of `engine/`, `dsl/` and
+  `schemas/` (the grammar and the schemas too) and of the readers it uses (PyYAML's, lark's and
+  networkx's `__init__.py`), and Python's version: an edit, an install or a checkout writes
+  files anew.
 
 So an edited rule text, a file added to a folder, another working folder or an updated engine
 finds no entry and is validated again. The hash is taken again after the builds, and an entry
@@ -25,7 +27,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import stat
 import sys
+import time
 from pathlib import Path
 
 from engine.base import diskcache
@@ -36,37 +40,46 @@ from engine.loading.yamlio import MAX_FILE_BYTES, overriding
 
 FORMAT = "verdict-1"
 MAX_ENTRY = 50_000_000  # bytes of one entry: a combo with very many diagnostics is not kept
+RACY = 2  # seconds: a file changed this recently is hashed at every look (`_add_file`)
 _SOURCE_SUFFIXES = (".py", ".lark", ".json", ".pxd")
 _READERS = ("yaml", "lark", "networkx")
 
 _SALT: list[bytes | None] = []  # worked out once per process
+_DIGESTS: dict[str, tuple[tuple, bytes]] = {}  # path -> (its status when read, the hash of its bytes)
 _CACHE: list[diskcache.DiskCache | None] = []
 
 
 def engine_salt() -> bytes | None:
-    """A hash of the engine's own sources, the readers it uses and Python's version (None if
-    they cannot be read: then nothing is kept)."""
+    """What names the engine that validates: its sources, the readers it uses and Python's
+    version (None if they cannot be looked at, or one changed a moment ago: nothing is kept)."""
     if not _SALT:
         _SALT.append(_salt([package_dir(name) for name in ("engine", "dsl", "schemas")]))
     return _SALT[0]
 
 
 def _salt(folders: list[Path]) -> bytes | None:
+    """A hash of the status of every source file in `folders` (name, size, times, inode) and of
+    the readers' `__init__.py`: any edit, install or checkout gives files new times. Their
+    bytes are not read: that was a tenth of a validation given from the cache. A file changed
+    less than RACY seconds ago gives None, as in `_add_file`."""
     h = diskcache.sha256(f"{FORMAT}\0{sys.version}\0".encode())
+    found = []
     try:
         for folder in folders:
-            found = []
             for here, dirs, files in os.walk(folder):
                 dirs[:] = [d for d in dirs if d != "__pycache__"]
-                found += [os.path.join(here, f) for f in files if f.endswith(_SOURCE_SUFFIXES)]
-            for path in sorted(found):
-                h.update(f"{os.path.relpath(path, folder)}\0".encode())
-                h.update(Path(path).read_bytes())
+                found += [(os.path.relpath(os.path.join(here, f), folder), os.path.join(here, f))
+                          for f in files if f.endswith(_SOURCE_SUFFIXES)]
+        found.sort()
         for name in _READERS:
             spec = importlib.util.find_spec(name)
-            h.update(f"\0{name}\0".encode())
-            if spec is not None and spec.origin:
-                h.update(Path(spec.origin).read_bytes())
+            found.append((name, spec.origin if spec is not None and spec.origin else os.devnull))
+        recent = time.time_ns() - RACY * 1_000_000_000
+        for name, path in found:
+            st = os.stat(path)
+            if max(st.st_mtime_ns, st.st_ctime_ns) >= recent:
+                return None
+            h.update(f"{name}\0{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}\0".encode())
     except (OSError, ValueError, ImportError):
         return None
     return h.digest()
@@ -95,7 +108,7 @@ def combo_key(text: str, combo: Combo) -> bytes | None:
             h.update(f"\0{root}\0{os.path.realpath(root)}\0".encode("utf-8", "surrogateescape"))
             _add_file(h, root / MANIFEST)
             for f in pkg.files:
-                h.update(f"\0{f.display}\0{os.path.realpath(f.path)}\0".encode("utf-8", "surrogateescape"))
+                h.update(f"\0{f.display}\0".encode("utf-8", "surrogateescape"))
                 _add_file(h, f.path)
     except (OSError, ValueError):
         return None
@@ -103,13 +116,28 @@ def combo_key(text: str, combo: Combo) -> bytes | None:
 
 
 def _add_file(h: object, path: Path) -> None:
-    """The bytes of a regular file into the hash (OSError for anything else: a FIFO must not
-    block, a file over the size the reader takes is not worth keeping)."""
-    data = diskcache.DiskCache.read(path, MAX_FILE_BYTES)
-    if data is None:
-        raise OSError(f"cannot read {path}")
-    h.update(len(data).to_bytes(8, "little"))  # type: ignore[attr-defined]
-    h.update(data)  # type: ignore[attr-defined]
+    """The hash of a regular file's bytes into `h` (OSError for anything else: a FIFO must not
+    block, a file over the size the reader takes is not worth keeping). Each file is read and
+    hashed once per process while its status says it is unchanged: the combos of one validation
+    share their base's files, and each combo's are hashed again after its builds. As git does,
+    a file changed less than RACY seconds before it was read is read again at every look: where
+    a file system keeps times in whole seconds, a second edit of the same size within that
+    second would leave its status as it was."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"not a regular file: {path}")
+    mark = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    name = os.path.abspath(path)
+    known = _DIGESTS.get(name)
+    if known is None or known[0] != mark:
+        read_at = time.time_ns()
+        data = diskcache.DiskCache.read(path, MAX_FILE_BYTES)
+        if data is None:
+            raise OSError(f"cannot read {path}")
+        known = (mark, diskcache.sha256(data).digest())
+        if max(st.st_mtime_ns, st.st_ctime_ns) < read_at - RACY * 1_000_000_000:
+            _DIGESTS[name] = known
+    h.update(known[1])  # type: ignore[attr-defined]
 
 
 def load(key: bytes) -> list[Diagnostic] | None:
