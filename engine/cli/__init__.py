@@ -57,7 +57,7 @@ def package_folder(name: str) -> str:
             return str(package_dir(name))
         from importlib import resources
         return str(resources.files(name))
-    except (ModuleNotFoundError, TypeError):
+    except (ModuleNotFoundError, TypeError, OSError):  # (OSError: a namespace path with a non-folder entry)
         return "?"
 
 
