@@ -33,3 +33,17 @@ def test_the_build_installs_the_manual(tmp_path: Path) -> None:
         assert (out / "daimyo_docs" / page).is_file(), page
     assert (out / "schemas" / "ruleset.schema.json").is_file()
     assert (out / "engine" / "cli" / "lspkit" / "analysis.py").is_file()
+
+
+def test_a_manual_that_cannot_be_found_is_named_not_a_crash(monkeypatch) -> None:
+    """Two installs of one package side by side (an editable one and a copy) make `daimyo_docs` a
+    namespace whose path holds an entry that is no folder: importlib.resources then raises."""
+    from importlib import resources
+
+    from engine.cli import package_folder
+
+    def refuse(name: str) -> None:
+        raise NotADirectoryError("MultiplexedPath only supports directories")
+
+    monkeypatch.setattr(resources, "files", refuse)
+    assert package_folder("daimyo_docs") == "?"
