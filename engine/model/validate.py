@@ -40,11 +40,11 @@ from engine.loading.package import (
     same_value,
 )
 from engine.loading.yamlio import loc_of
+from engine.model import verdicts
 from engine.model.build import board_cache, build_combo
 from engine.model.checks import run_checks
 from engine.model.flow import flow_cache
 from engine.model.ruleset import MAX_PLAYERS, Model
-from engine.model import verdicts
 from engine.model.unused import check_unused
 
 
