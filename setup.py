@@ -11,6 +11,7 @@ compiled module in place of the source beside it. Nothing is compiled, and the s
 from __future__ import annotations
 
 import os
+from importlib.machinery import EXTENSION_SUFFIXES
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -37,6 +38,7 @@ class BuildCompiled(build_ext):
     def run(self) -> None:
         if getattr(self, "editable_mode", False) or self.inplace or os.environ.get("DAIMYO_PURE_PYTHON"):
             self.extensions = []
+            self._drop_compiled()
             return
         try:
             from Cython.Build import cythonize
@@ -50,9 +52,20 @@ class BuildCompiled(build_ext):
         except Exception as e:  # no Cython: the source runs
             print(f"daimyo: not compiling the engine ({type(e).__name__}: {e}); the Python source runs")
             self.extensions = []
+            self._drop_compiled()
             return
         self.parallel = os.cpu_count() or 1  # one C compiler per core
         super().run()
+
+    def _drop_compiled(self) -> None:
+        """Remove modules an earlier build compiled into this build folder: pip builds in the
+        source tree, and the folder's whole tree is installed, so a build that compiles nothing
+        would otherwise install old compiled modules, which Python loads before the source."""
+        for path in COMPILED:
+            for suffix in EXTENSION_SUFFIXES:
+                stale = os.path.join(self.build_lib, path[:-3] + suffix)
+                if os.path.isfile(stale):
+                    os.remove(stale)
 
 
 setup(

@@ -111,3 +111,21 @@ def test_the_compiled_engine_ends_a_hostile_game_with_the_same_located_error(com
     assert "Traceback" not in r.stderr
     assert f"{folder}/rules.yaml:{line}:{col}: error[{code}]: " in r.stderr, r.stderr
     assert words in r.stderr
+
+
+def test_a_build_that_compiles_nothing_leaves_out_what_an_earlier_build_compiled(tmp_path: Path) -> None:
+    """pip builds in the source tree and installs the build folder's whole tree: a pure-Python
+    build (DAIMYO_PURE_PYTHON=1) must not install the compiled modules an earlier build left
+    there, which Python would load in place of the (newer) source."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+    lib = tmp_path / "lib"
+    stale = lib / "engine" / "run" / f"direct{EXTENSION_SUFFIXES[0]}"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an old build")
+    kept = lib / "engine" / "run" / "direct.py"
+    kept.write_text("# the source\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(lib),
+                        "--build-temp", str(tmp_path / "temp")], capture_output=True, text=True, cwd=REPO,
+                       timeout=120, env={**os.environ, "DAIMYO_PURE_PYTHON": "1"})
+    assert r.returncode == 0, r.stderr
+    assert not stale.exists() and kept.is_file()
