@@ -74,10 +74,10 @@ def _salt(folders: list[Path]) -> bytes | None:
         for name in _READERS:
             spec = importlib.util.find_spec(name)
             found.append((name, spec.origin if spec is not None and spec.origin else os.devnull))
-        recent = time.time_ns() - RACY * 1_000_000_000
+        now = time.time_ns()
         for name, path in found:
             st = os.stat(path)
-            if max(st.st_mtime_ns, st.st_ctime_ns) >= recent:
+            if not _settled(st, now):
                 return None
             h.update(f"{name}\0{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}\0".encode())
     except (OSError, ValueError, ImportError):
@@ -135,9 +135,14 @@ def _add_file(h: object, path: Path) -> None:
         if data is None:
             raise OSError(f"cannot read {path}")
         known = (mark, diskcache.sha256(data).digest())
-        if max(st.st_mtime_ns, st.st_ctime_ns) < read_at - RACY * 1_000_000_000:
+        if _settled(st, read_at):
             _DIGESTS[name] = known
     h.update(known[1])  # type: ignore[attr-defined]
+
+
+def _settled(st: os.stat_result, now_ns: int) -> bool:
+    """Whether a file with this status last changed more than RACY seconds before `now_ns`."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < now_ns - RACY * 1_000_000_000
 
 
 def load(key: bytes) -> list[Diagnostic] | None:
