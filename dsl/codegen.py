@@ -204,6 +204,12 @@ def _deep_at_caller(name: str) -> RuleError:
     return e
 
 
+def _miss() -> bool:
+    """The plain form gives way to the checked form here (a call at the depth limit: compiler
+    `_inline`)."""
+    raise KeyError("the checked form decides")
+
+
 def _over_at_caller(m: Any) -> None:
     """The budget of a call used up (the callee's first line): an error at the call."""
     try:
@@ -262,6 +268,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_SEQT": frozenset({list, str}),  # for inline `+` of two texts or lists (compiler `_arith`)
     "_loop_list": _loop_list, "_id": id,
     "_MISS": (KeyError, TypeError),  # the plain form off its common case (compiler `_plain_form`)
+    "_miss": _miss,
     # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)
     "_seq": _seq, "_setattr": setattr, "_any": any, "_all": all,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl.codegen import AUG_OPS, MAX_SEQUENCE, Unit, by_position
+from dsl.codegen import AUG_OPS, MAX_CALL_DEPTH, MAX_SEQUENCE, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import PRIMITIVES
 from dsl.runtime import Ctx
@@ -181,11 +181,12 @@ def compile_cache() -> Iterator[None]:
 class Callable_(Record):
     """A user function, procedure, event, modifier or step as the compiler sees it."""
 
-    FIELDS = ("params", "loc")
+    FIELDS = ("params", "loc", "body")
 
-    def __init__(self, params: tuple[str, ...], loc: Loc | None = None) -> None:
+    def __init__(self, params: tuple[str, ...], loc: Loc | None = None, body: str | None = None) -> None:
         self.params = params
         self.loc = Loc() if loc is None else loc
+        self.body = body  # a function's value as written (a text), which callers may inline (`_inline`)
 
 
 class Symbols(Record):
@@ -270,6 +271,11 @@ class Compiler:
         self._fresh = False  # re-parsing a text whose cached tree failed: no disk cache for inserts
         self._pieces: Pieces = ()  # where each part of a joined text is written (see `effect`)
         self._callee: Callee | None = None  # the function or procedure being compiled (see `expression`)
+        self._plain_on = True  # plain forms are written (not for validation only: see `_compile`)
+        self._bodies: dict[str, Tree | None] = {}  # functions' values that calls may inline (`_inline_body`)
+        self._heights: dict[str, int] = {}  # of those: how many are written out inside each other, itself included
+        self._subst: dict[str, str] = {}  # an inlined function's parameters: the generated source of each
+        self._inlining: tuple[str, ...] = ()  # the functions being inlined, outermost first
 
     # ---- public entry points ----
 
@@ -309,6 +315,9 @@ class Compiler:
             callee = None
         self._callee = callee
         memo = _COMPILED.get()
+        # Models built for validation only (`compile_cache`) are never played: their rules go
+        # without plain forms, which only make play faster (and cost a third of a build).
+        self._plain_on = memo is None
         if memo is None:
             self._used = set()
             try:
@@ -359,7 +368,7 @@ class Compiler:
             constants = s.constants
             got = (name, name in s.globals, repr(constants[name]) if name in constants else None,
                    name in s.collections, name in s.fields, name in s.statics, name in self._keys,
-                   None if (f := s.functions.get(name)) is None else f.params,
+                   None if (f := s.functions.get(name)) is None else (f.params, f.body),
                    None if (f := s.procedures.get(name)) is None else f.params,
                    None if (f := s.events.get(name)) is None else f.params,
                    None if (f := s.modifiers.get(name)) is None else f.params,
@@ -441,8 +450,20 @@ class Compiler:
         except _Reported:
             pass
         except (RecursionError, SyntaxError, MemoryError):  # the parser's or Python's nesting limits
+            if self._plain_on:
+                return self._without_plain_forms(tree, loc, start, local_names, pure, what)
             self.diags.add("D002", f"this {what} is nested too deeply", loc)
         return None
+
+    def _without_plain_forms(self, tree: Tree, loc: Loc, start: str, local_names: set[str], pure: bool,
+                             what: str) -> Fn | None:
+        """The text compiled as validation compiles it, without plain forms: with them, its
+        source went past one of Python's limits of nesting."""
+        self._plain_on = False
+        try:
+            return self._compile_tree(tree, loc, start, local_names, pure, what)
+        finally:
+            self._plain_on = True
 
     def _at(self, node: Tree | Token | None) -> Loc:
         if node is None:
@@ -727,7 +748,9 @@ class Compiler:
         2**62 (see `_arith`); the rest of the arithmetic is the checked form's own, so its
         results and errors are too. A `let` of such an expression, or an `if` condition, is
         written the same way (`_stmt`)."""
-        ok, charges = _plain_ok(node, self.sym)
+        if not self._plain_on:
+            return None
+        ok, charges = _plain_ok(node, self.sym, self._inline_body)
         if not ok:
             return None
         avail, now = self._avail, self._ents
@@ -789,6 +812,8 @@ class Compiler:
         if self._used is not None:
             self._used.add(name)
         if name in scope.names:
+            if name in self._subst:  # a parameter of a function inlined here (`_inline`)
+                return self._subst[name]
             self._load(name)
             return f"v_{name}"
         if name in self.sym.globals:
@@ -999,12 +1024,7 @@ class Compiler:
                 raise _CompileError("D102", f"unknown attribute `{fname}`", loc,
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
         if self._plain:  # (`_plain_form`)
-            if fname in self.sym.fields:
-                return f"{self._ents.get(obj) or f'E[{obj}]'}[{fname!r}]"  # (a local's entity dict, if held)
-            if fname in self.sym.statics:
-                self._unit.static = True
-                return f"S[{obj}][{fname!r}]"
-            return f"{obj}[{fname!r}]"
+            return self._plain_read(node, obj, fname)
         if self._no_walrus:  # inside the list of a comprehension Python allows no `:=`
             return f"_attr(c, {obj}, {fname!r})"
         # A read made again in one expression that changes nothing (`_reads_shared`) is the value
@@ -1021,6 +1041,106 @@ class Compiler:
             return got
         read = self._read_kept(obj, held, fname, id(node) in self._objs_twice)
         if id(node) not in self._twice:
+            return read
+        v = self._unit.temp()
+        avail[(held, fname)] = v
+        shared = f"({v} := {read})"
+        avail[("", shared)] = v
+        return shared
+
+    def _inline_body(self, name: str) -> Tree | None:
+        """The value of function `name` if its calls in a plain form may be written out in place
+        of the call (`_inline`): a short text that parses, of reads, arithmetic, comparisons,
+        texts, pure built-ins and calls of such functions, at most `_INLINE_DEPTH` inside each
+        other (`_plain_ok` with `body`); a function reaching itself is not. Else None."""
+        if name in self._bodies:
+            return self._bodies[name]
+        self._bodies[name] = None  # (while it is looked at: a function reaching itself is not written out)
+        decl = self.sym.functions.get(name)
+        if decl is None or not isinstance(decl.body, str) or len(decl.body) > _INLINE_TEXT \
+                or not by_position_ok(decl.params):
+            return None
+        try:
+            tree = parse(decl.body if decl.body.endswith("\n") else decl.body + "\n", "expression",
+                         source=decl.loc.file)
+        except (ParseFailure, RecursionError):
+            return None  # (the function's own compilation reports it)
+        body = tree.children[0]
+        if not _plain_ok(body, self.sym, self._inline_body, body=True)[0] \
+                or sum(1 for _ in _subtrees(body)) > _INLINE_NODES:
+            return None
+        called = [str(n.children[0]) for n in _subtrees(body) if n.data == "call"]
+        height = 1 + max((self._heights[f] for f in called if f in self._heights), default=0)
+        if height > _INLINE_DEPTH:
+            return None
+        self._bodies[name], self._heights[name] = body, height
+        return body
+
+    def _inline(self, name: str, params: tuple[str, ...], args: list[str]) -> str | None:
+        """A call of function `name` in a plain form, written out: its arguments (run by the
+        caller, in order), the call's step of the budget and the depth check that the callee's
+        first line makes (codegen `Unit.build`), then its value with the parameters as the
+        arguments. Anything its checked form would do otherwise (an error inside the function,
+        the depth limit) makes the plain form give way to the checked form, which calls it.
+        None where it is not written out (the plain form then calls it)."""
+        body = self._inline_body(name)
+        if body is None:
+            return None
+        u = self._unit
+        subst, binds = {}, []
+        for p, a in zip(params, args, strict=True):
+            if _NAMED.fullmatch(a) or _PLAIN_LITERAL.fullmatch(a):
+                subst[p] = a
+            else:
+                t = u.temp()
+                binds.append(f"({t} := {a}) is {t}")
+                subst[p] = t
+        # the callee's depth check at the depth its checked form would see there: each function
+        # written out around this one would have counted a level
+        m = u.temp()
+        step = (f"_setattr({m} := c.meter, 'used', {m}.used + 1) is None and ({m}.used <= {m}.limit or "
+                f"{m}.over() is None) and (c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())")
+        saved = (self._subst, self._inlining, self._avail, self._twice, self._objs_twice, self._ents, self._once,
+                 self._base, self._pieces)
+        self._subst, self._inlining = subst, (*self._inlining, name)
+        self._avail, self._twice, self._objs_twice = _reads_shared(body, self.sym)
+        self._ents, self._once = {}, None
+        self._base, self._pieces = self.sym.functions[name].loc, ()
+        try:
+            value = self._expr(body, _Scope(set(params), True))
+        except _CompileError:
+            return None  # (the function's own compilation reports it)
+        finally:
+            (self._subst, self._inlining, self._avail, self._twice, self._objs_twice, self._ents, self._once,
+             self._base, self._pieces) = saved
+        return f"({value} if {' and '.join([*binds, step])} else None)"
+
+    def _plain_read(self, node: Tree, obj: str, fname: str) -> str:
+        """`obj.fname` in the plain form (`_plain_form`): a plain subscript. As in the checked
+        form, a read made again in the expression is the value of its first, kept in a
+        temporary, and the state fields of one object read more than once share one lookup of
+        its entity's dict; a part that may not run keeps nothing for what follows (`_maybe`)."""
+        avail = None if self._no_walrus else self._avail
+        held = obj if avail is None else avail.get(("", obj), obj)
+        if avail is not None and not _STABLE.fullmatch(held):
+            avail = None
+        if avail is not None and (got := avail.get((held, fname))) is not None:
+            return got
+        f = repr(fname)
+        if fname in self.sym.fields:
+            ent = self._ents.get(obj)  # a local's entity dict, held since before this expression
+            if ent is None and avail is not None and id(node) in self._objs_twice:
+                ent = avail.get(("#E", held))
+                if ent is None:
+                    ent = avail[("#E", held)] = self._unit.temp()
+                    ent = f"({ent} := E[{obj}])"
+            read = f"{ent or f'E[{obj}]'}[{f}]"
+        elif fname in self.sym.statics:
+            self._unit.static = True
+            read = f"S[{obj}][{f}]"
+        else:
+            read = f"{obj}[{f}]"
+        if avail is None or id(node) not in self._twice:
             return read
         v = self._unit.temp()
         avail[(held, fname)] = v
@@ -1107,6 +1227,10 @@ class Compiler:
                 raise _CompileError("D103", f"`{name}` takes {len(decl.params)} argument(s) "
                                     f"({', '.join(decl.params)}), got {len(args) + len(kwargs)}", loc)
             table = "procedures" if is_proc else "functions"
+            if self._plain and not is_proc and not self._no_walrus:
+                inlined = self._inline(name, decl.params, args)
+                if inlined is not None:
+                    return inlined
             self._unit.calls_out = True
             if not by_position_ok(decl.params):  # (R015, a parameter named twice; or a name not a name)
                 scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
@@ -1291,33 +1415,57 @@ _PLAIN_KINDS = frozenset(("name", "qname", "int_", "decimal", "true", "false", "
                           "compare", "binop", "getattr", "getitem", "or_", "and_", "list_"))
 
 
-def _plain_ok(node: Any, sym: Symbols) -> tuple[bool, bool]:
-    """Whether `node` holds only `_PLAIN_KINDS`, `len`, list comprehensions, and `count`,
-    `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`), at
-    least one of them a read of a field; and whether it charges the budget (a comprehension
-    its list's length, those four a step per item)."""
-    todo, reads, charges = [node], False, False
+def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool = False) -> tuple[bool, bool]:
+    """Whether `node` holds only `_PLAIN_KINDS`, texts without inserts, list comprehensions,
+    `count`, `filter`, `any`, `all` with their test written in place (compiler
+    `_verdict_form`), and calls of functions and pure built-ins, at least one of them a read of
+    a field or a call of a function `inline` (compiler `_inline_body`) finds may be written out;
+    and whether it charges the budget (a comprehension its list's length, those four a step
+    per item, a call its step or its work). With `body` (the value of a function to be written
+    out): no comprehension and no test written in place (their variables would be its own), only
+    functions that are written out too, and no read needed."""
+    todo, reads, charges = [node], body, False
     while todo:
         n = todo.pop()
         if not isinstance(n, Tree):
             continue
         if n.data == "call":
+            name = str(n.children[0])
             parts = _len_part(n, sym)
-            if parts is None:
+            if parts is None and not body:
                 parts = _verdict_parts(n, sym)
-                charges = True
+            if parts is None and (name in sym.functions or (
+                    name not in sym.procedures and name not in SPECIAL_FORMS
+                    and (prim := PRIMITIVES.get(name)) is not None and prim.kind == "pure")):
+                # a function or a pure built-in: a second run changes nothing but the budget
+                written_out = name in sym.functions and inline(name) is not None
+                if body and name in sym.functions and not written_out:
+                    return False, False  # (a call inside a function written out would see the wrong depth)
+                parts = [a.children[1] if isinstance(a, Tree) and a.data == "kwarg" else a for a in n.children[1:]]
+                reads = reads or written_out
             if parts is None:
                 return False, False
+            charges = charges or name != "len"
             todo.extend(parts)
-        elif n.data in _PLAIN_KINDS:
+        elif n.data in _PLAIN_KINDS or (n.data == "string" and "{" not in n.children[0]):
             reads = reads or n.data == "getattr"
             todo.extend(n.children)
-        elif n.data == "comprehension":  # (charged its list's length when it starts)
+        elif n.data == "comprehension" and not body:  # (charged its list's length when it starts)
             charges = True
             todo.extend(n.children)
         else:
             return False, False
     return reads, charges
+
+
+def _subtrees(root: Tree) -> Iterator[Tree]:
+    """Every node of a tree (not its tokens)."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Tree):
+            yield node
+            todo.extend(node.children)
 
 
 def _len_part(node: Tree, sym: Symbols) -> list | None:
@@ -1356,6 +1504,11 @@ def _verdict_shape(name: str, raw: list, sym: Symbols) -> tuple[Any, Tree] | Non
 
 _LEAVES = frozenset({"name", "qname", "int_", "decimal", "true", "false", "none"})  # (a string may be a template)
 _VERDICT_FORMS = ("count", "filter", "any", "all")  # primitives whose test may be written in place
+# A function written out in place of its calls in a plain form (`Compiler._inline`): its text at
+# most this long, its parse tree at most this many nodes, at most this many calls inside each other.
+_INLINE_TEXT = 400
+_INLINE_NODES = 60
+_INLINE_DEPTH = 3
 _INFIX = {"or_": "or", "and_": "and", "in_": "in", "not_in": "not in"}
 _KEYWORDS = {"if_stmt": "if", "elif_clause": "elif", "for_stmt": "for", "let_stmt": "let"}
 

@@ -43,8 +43,8 @@ def ruleset(functions: dict[str, tuple[tuple[str, ...], str]] | None = None,
     `trace` and the state fields `fields` of any entity."""
     functions, procedures, modifiers = functions or {}, procedures or {}, modifiers or {}
     sym = Symbols(globals={"trace", "total"}, fields=fields or set(), constants={"P1": "P1"})
-    for i, (name, (params, _text)) in enumerate(functions.items()):
-        sym.functions[name] = Callable_(params, Loc("rules.yaml", 10 + i, 3))
+    for i, (name, (params, text)) in enumerate(functions.items()):
+        sym.functions[name] = Callable_(params, Loc("rules.yaml", 10 + i, 3), text)
     for i, (name, (params, _text)) in enumerate(procedures.items()):
         sym.procedures[name] = Callable_(params, Loc("rules.yaml", 30 + i, 3))
     for name in modifiers:
@@ -511,9 +511,12 @@ def test_a_sum_of_fields_runs_plain_in_the_common_case_and_checked_otherwise():
     fields = {"force", "flag", "name"}
     _, model = _functions("x.force.a + x.force.b", fields)
     assert "except _MISS" in model.functions["f"].source  # the plain form is there...
-    _, model = _functions("x.force.a + max(x.force.b, 1)", fields)
-    assert "except _MISS" not in model.functions["f"].source  # ...but not around a call (it may charge)
+    _, model = _functions("x.force.a + max(x.force.b, 1)", fields)  # a pure built-in: its work given back
+    assert "except _MISS" in model.functions["f"].source and "c.meter.used = " in model.functions["f"].source
     ent = {"P1": {"force": {"a": 2, "b": 3}, "flag": True, "name": "ab"}}
+    plain = _f("x.force.a + max(x.force.b, 1)", "P1", ent, fields=fields)
+    assert plain[0] == 5 and plain == _f("x.force.a + max(x.force.b, 1)", "{'force': {'a': 2, 'b': 3}}", ent,
+                                         fields=fields)  # (a map: the checked form, after the plain one failed)
     assert _f("x.force.a + x.force.b", "P1", ent, fields=fields) == (5, 1)  # one step: the call
     # a map given where an id is read: the entity lookup misses, the checked form reads the map
     assert _f("x.force.a + x.force.b", "{'force': {'a': 1, 'b': 1}}", ent, fields=fields)[0] == 2
@@ -528,6 +531,136 @@ def test_a_sum_of_fields_runs_plain_in_the_common_case_and_checked_otherwise():
     assert err.value.message == "len() needs a list, got `2`" and err.value.loc == Loc("rules.yaml", 10, 12)
     big = {"P1": {"force": {"a": 1 << 62, "b": 1 << 62}}}  # past the inline range: `_add` decides
     assert _f("x.force.a + x.force.b", "P1", big, fields=fields) == (1 << 63, 1)
+
+
+def test_the_plain_form_reads_a_repeated_field_and_an_entity_once_but_not_across_a_branch():
+    fields = {"force", "owner", "army", "ronin"}
+    total = "x.force.a + x.force.b + x.force.a"
+    _, model = _functions(total, fields)
+    src = model.functions["f"].source.split("except _MISS")[0]
+    assert src.count("E[v_x]") == 1 and src.count("['force']") == 1  # `x.force` once, then kept
+    _, model = _functions("x.owner == Q and x.ronin < 2 and x.army == none", fields)
+    src = model.functions["f"].source.split("except _MISS")[0]
+    assert src.count("E[v_x]") == 1  # one lookup of x's entity serves its three fields...
+    ent = {"P1": {"force": {"a": 1, "b": 2}, "owner": "Q", "army": None, "ronin": 1},
+           "P2": {"force": {"a": 1}, "owner": "Q", "army": "A", "ronin": 4}}  # (no `b` in P2's force)
+    assert _f(total, "P1", ent, fields=fields) == (4, 1)
+    assert _f("x.owner == Q and x.ronin < 2 and x.army == none", "P1", ent, fields=fields)[0] is True
+    assert _f("x.owner == Q and x.ronin < 2 and x.army == none", "P2", ent, fields=fields)[0] is False
+    # ...but a lookup made where a part may not run is not counted on after it
+    for x, want in (("P1", 2), ("P2", 4)):  # the branch ran, or not: `x.ronin` after it is read either way
+        assert _f("(x.ronin if x.army == none else 0) + x.ronin", x, ent, fields=fields)[0] == want
+        assert _f("(x.army == none and x.ronin > 0) or x.ronin > 3", x, ent, fields=fields)[0] is True
+    # a map where an entity's id was expected: the checked form decides
+    assert _f(total, "{'force': {'a': 1, 'b': 1}}", ent, fields=fields)[0] == 3
+    comp, model = _functions(total, fields)
+    with pytest.raises(RuleError) as err:  # a key missing after a kept read: the checked form's error
+        run_effect(comp, model, "push(trace, f(P2))", ent=ent)
+    assert err.value.loc == Loc("rules.yaml", 10, 12)
+    with pytest.raises(RuleError) as plain:  # the same as with the sharing off (a call stops it)
+        _f("x.force.a + x.force.b + max(x.force.a, 0)", "P2", ent, fields=fields)
+    assert err.value.message == plain.value.message
+
+
+def _inlining(text: str, **functions: tuple[tuple[str, ...], str]):
+    """A ruleset with `functions` and fields a, b, and an effect setting `total` to `text` (by
+    a `let`, which has a plain form) compiled in it."""
+    comp, model, _ = ruleset(functions=functions, fields={"a", "b"})
+    fn = comp.effect(f"let t = {text}\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
+    assert fn is not None, comp.diags.items
+    return comp, model, fn
+
+
+def _run(model: Any, fn: Any, ent: dict, budget: int = 1_000_000, depth: int = 0) -> Ctx:
+    c = Ctx({"globals": {"trace": [], "total": 0}, "ent": ent}, model, Hooks(), {}, meter=Meter(budget))
+    c.depth = depth
+    fn(c)
+    return c
+
+
+SIZE = {"size": (("x",), "x.a + x.b"), "double": (("y",), "size(y) + size(y)")}
+
+
+def test_a_small_function_is_written_out_in_place_of_its_call_with_the_calls_step():
+    ent = {"P1": {"a": 2, "b": 3}}
+    _, model, fn = _inlining("size(P1) + 1", **SIZE)
+    plain = fn.source.split("except _MISS")[0]
+    assert ".pos(" not in plain and "['a']" in plain  # written out...
+    assert ".pos(" in fn.source.split("except _MISS")[1]  # ...and called by the checked form
+    c = _run(model, fn, ent)
+    assert c.state["globals"]["total"] == 6 and c.meter.used == 1  # one step: the call's
+    _, model, fn = _inlining("double(P1) + size(P1)", **SIZE)  # calls inside calls too
+    assert ".pos(" not in fn.source.split("except _MISS")[0]
+    c = _run(model, fn, ent)
+    assert c.state["globals"]["total"] == 15 and c.meter.used == 4
+    # what the call gives when a function is not written out (a call in an effect's statement)
+    _, model, fn = _inlining("size(P1) + len(trace)", **SIZE)
+    comp, model2, _ = ruleset(functions=SIZE, fields={"a", "b"})
+    called = comp.effect("push(trace, double(P1))", Loc("flow.yaml", 5, 9), set(), "effect")
+    c = _run(model2, called, ent)
+    assert c.state["globals"]["trace"] == [10] and c.meter.used == 3
+
+
+def test_a_function_written_out_fails_as_its_call_fails():
+    _, model, fn = _inlining("double(P1) + 1", **SIZE)
+    for p1, message in (({"a": 2}, "`P1` has no attribute `b`"), ({"a": 1, "b": "x"}, "cannot evaluate this")):
+        with pytest.raises(RuleError) as err:
+            _run(model, fn, {"P1": p1})
+        assert message in err.value.message and err.value.loc == Loc("rules.yaml", 10, 12), p1  # in `size`
+    for budget, used in ((2, "more than 2 steps"), (1, "more than 1 steps")):  # the budget ends at a call
+        with pytest.raises(RuleError) as err:
+            _run(model, fn, {"P1": {"a": 2, "b": 3}}, budget=budget)
+        assert used in err.value.message and err.value.loc == Loc("flow.yaml", 5, 9)
+    with pytest.raises(RuleError) as err:  # at the depth limit the call refuses itself, at the call
+        _run(model, fn, {"P1": {"a": 2, "b": 3}}, depth=MAX_CALL_DEPTH)
+    assert "called itself more than" in err.value.message and err.value.loc == Loc("flow.yaml", 5, 9)
+    c = _run(model, fn, {"P1": {"a": 2, "b": 3}}, depth=MAX_CALL_DEPTH - 2)  # below it: written out
+    assert c.state["globals"]["total"] == 11
+
+
+def test_a_function_calling_itself_or_one_not_written_out_is_called():
+    down = {"down": (("n",), "0 if n <= 0 else down(n - 1) + 1")}
+    for functions in (down, {"many": (("n",), "[i for i in n] + [P1.a]")},
+                      {"many": (("n",), "[i for i in n] + [P1.a]"), "outer": (("n",), "many(n) + [P1.b]")}):
+        name = list(functions)[-1]
+        _, model, fn = _inlining(f"{name}([3]) + [P1.a]", **functions)
+        assert f"functions['{name}'].pos(" in fn.source.split("except _MISS")[0], name
+    _, model, fn = _inlining("down(3) + P1.a", **down)
+    assert _run(model, fn, {"P1": {"a": 1, "b": 0}}).state["globals"]["total"] == 4
+    _, model, fn = _inlining("outer([3]) + [P1.a]", many=(("n",), "[i for i in n] + [P1.a]"),
+                             outer=(("n",), "many(n) + [P1.b]"))
+    assert _run(model, fn, {"P1": {"a": 1, "b": 2}}).state["globals"]["total"] == [3, 1, 2, 1]
+
+
+def test_functions_written_out_inside_each_other_check_the_depth_their_calls_would():
+    chain = {"f1": (("x",), "x.a + 1"), "f2": (("x",), "f1(x) + 1"), "f3": (("x",), "f2(x) + 1"),
+             "f4": (("x",), "f3(x) + 1")}
+    _, model, fn = _inlining("f3(P1)", **chain)  # three levels: all written out
+    assert ".pos(" not in fn.source.split("except _MISS")[0]
+    _, model, fn = _inlining("f4(P1)", **chain)  # four: f4 is called (and writes out the three inside)
+    assert "functions['f4'].pos(" in fn.source.split("except _MISS")[0]
+    for depth in range(MAX_CALL_DEPTH - 4, MAX_CALL_DEPTH + 1):
+        results = []
+        for text in ("f3(P1)", "f3(P1) + len(trace)"):  # the plain form, and the checked form only
+            comp, model, _ = ruleset(functions=chain, fields={"a"})
+            fn = comp.effect(f"let t = {text}\ntotal = t" if "trace" not in text else
+                             f"push(trace, {text})", Loc("flow.yaml", 5, 9), set(), "effect")
+            try:
+                c = _run(model, fn, {"P1": {"a": 1}}, depth=depth)
+                results.append(("ok", c.meter.used))
+            except RuleError as e:
+                results.append((e.message, e.loc))
+        assert results[0] == results[1], depth
+
+
+def test_a_caller_is_compiled_again_when_the_text_of_a_function_it_wrote_out_changes():
+    from dsl.compiler import compile_cache
+    with compile_cache():
+        totals = []
+        for body in ("x.a + x.b", "x.a - x.b"):
+            _, model, fn = _inlining("size(P1) + 1", size=(("x",), body))
+            totals.append(_run(model, fn, {"P1": {"a": 5, "b": 3}}).state["globals"]["total"])
+    assert totals == [9, 3]
 
 
 def test_a_static_attribute_and_a_map_key_read_plainly_give_what_the_checked_form_gives():
@@ -638,3 +771,35 @@ def test_two_lists_or_texts_joined_in_either_form_are_bounded_and_refuse_mixed_k
     with pytest.raises(RuleError) as err:  # mixed kinds: the helper's error
         run_effect(comp, model, "trace = h(P1) + [1]", ent=ent)
     assert "cannot evaluate" in err.value.message
+
+
+def test_every_bundled_rule_compiles_with_its_plain_forms_and_functions_written_out(monkeypatch):
+    """Python compiles generated source on first use; here every text of every bundled combo is
+    compiled at once, as played (plain forms on), and none needs the fallback without them."""
+    from dsl import codegen
+    from dsl.compiler import Compiler as Comp
+    from engine.model import build
+    from tools.instructions import DIGEST_SET
+
+    def dropped(self, *args):
+        pytest.fail(f"plain forms dropped from a text at {args[1]}")
+    monkeypatch.setattr(codegen, "EAGER_SOURCE", 0)
+    monkeypatch.setattr(Comp, "_without_plain_forms", dropped)
+    for combo, _counts, _games in DIGEST_SET:
+        diags = Diagnostics()
+        model = build(combo, {}, 4, diags)
+        assert model is not None and not diags.items, combo
+    moves = model.procedures["list_force_moves"].source  # (Samurai Swords: the last of DIGEST_SET)
+    assert "except _MISS" in moves and "_miss()" in moves  # with plain forms, and `force_size` written out
+
+
+def test_a_text_whose_plain_form_python_refuses_runs_without_it(monkeypatch):
+    from dsl import codegen
+    monkeypatch.setattr(codegen, "EAGER_SOURCE", 0)  # compiled at once, as a long text is
+    broken = ("(" * 300 + ")" * 300, False)  # (past Python's 200 nested brackets)
+    monkeypatch.setattr(Compiler, "_plain_form", lambda self, node, scope, ents: broken if self._plain_on else None)
+    comp, model, diags = ruleset(fields={"a", "b"})
+    c, _ = run_effect(comp, model, "let t = P1.a + P1.b\ntotal = t", ent={"P1": {"a": 2, "b": 3}})
+    assert c.state["globals"]["total"] == 5 and not diags.items
+    fn = comp.effect("let t = P1.a + P1.b\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
+    assert "except _MISS" not in fn.source and "((((" not in fn.source  # the text went without plain forms
