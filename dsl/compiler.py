@@ -1039,7 +1039,11 @@ class Compiler:
         got = avail.get((held, fname))
         if got is not None:
             return got
-        read = self._read_kept(obj, held, fname, id(node) in self._objs_twice)
+        return self._kept(avail, node, held, fname, self._read_kept(obj, held, fname, id(node) in self._objs_twice))
+
+    def _kept(self, avail: dict, node: Tree, held: str, fname: str, read: str) -> str:
+        """`read` (of `held.fname`), kept in a temporary where the expression makes it again
+        (`_reads_shared`): the reads after it find the temporary in `avail`."""
         if id(node) not in self._twice:
             return read
         v = self._unit.temp()
@@ -1140,13 +1144,7 @@ class Compiler:
             read = f"S[{obj}][{f}]"
         else:
             read = f"{obj}[{f}]"
-        if avail is None or id(node) not in self._twice:
-            return read
-        v = self._unit.temp()
-        avail[(held, fname)] = v
-        shared = f"({v} := {read})"
-        avail[("", shared)] = v
-        return shared
+        return read if avail is None else self._kept(avail, node, held, fname, read)
 
     def _read_kept(self, obj: str, held: str, fname: str, twice: bool) -> str:
         """A read of a state field whose entity's dict a temporary may keep: that of a local bound
