@@ -316,7 +316,9 @@ class Compiler:
         self._callee = callee
         memo = _COMPILED.get()
         # Models built for validation only (`compile_cache`) are never played: their rules go
-        # without plain forms, which only make play faster (and cost a third of a build).
+        # without plain forms, which only make play faster (and cost a fifth of a build). So no
+        # function is written out in a text remembered here: what it compiles to depends on
+        # the meanings of the names it looked up alone.
         self._plain_on = memo is None
         if memo is None:
             self._used = set()
@@ -368,7 +370,7 @@ class Compiler:
             constants = s.constants
             got = (name, name in s.globals, repr(constants[name]) if name in constants else None,
                    name in s.collections, name in s.fields, name in s.statics, name in self._keys,
-                   None if (f := s.functions.get(name)) is None else (f.params, f.body),
+                   None if (f := s.functions.get(name)) is None else f.params,
                    None if (f := s.procedures.get(name)) is None else f.params,
                    None if (f := s.events.get(name)) is None else f.params,
                    None if (f := s.modifiers.get(name)) is None else f.params,
