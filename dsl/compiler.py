@@ -245,6 +245,7 @@ BUILTIN_ATTRS = {"id", "kind", "region"}
 SPECIAL_FORMS = {"value", "emit", "run"}
 
 _INTERP = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+_BRACES = re.compile(r"[{}]")  # a text holding either is a template (`_x_string`)
 
 
 class _Reported(Exception):
@@ -1431,9 +1432,11 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
             continue
         if n.data == "call":
             name = str(n.children[0])
-            parts = _len_part(n, sym)
-            if parts is None and not body:
-                parts = _verdict_parts(n, sym)
+            parts = _len_part(n, sym)  # (`len` of a list, a map or a text charges nothing)
+            if parts is None:
+                charges = True
+                if not body:
+                    parts = _verdict_parts(n, sym)
             if parts is None and (name in sym.functions or (
                     name not in sym.procedures and name not in SPECIAL_FORMS
                     and (prim := PRIMITIVES.get(name)) is not None and prim.kind == "pure")):
@@ -1445,9 +1448,8 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
                 reads = reads or written_out
             if parts is None:
                 return False, False
-            charges = charges or name != "len"
             todo.extend(parts)
-        elif n.data in _PLAIN_KINDS or (n.data == "string" and "{" not in n.children[0]):
+        elif n.data in _PLAIN_KINDS or (n.data == "string" and not _BRACES.search(n.children[0])):
             reads = reads or n.data == "getattr"
             todo.extend(n.children)
         elif n.data == "comprehension" and not body:  # (charged its list's length when it starts)
