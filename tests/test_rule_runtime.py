@@ -807,3 +807,21 @@ def test_a_text_whose_plain_form_python_refuses_runs_without_it(monkeypatch):
     assert c.state["globals"]["total"] == 5 and not diags.items
     fn = comp.effect("let t = P1.a + P1.b\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
     assert "except _MISS" not in fn.source and "((((" not in fn.source  # the text went without plain forms
+
+
+def test_a_long_chain_or_a_ring_of_functions_compiles_and_runs_as_calls():
+    """Hostile rules: each function calls the next, 150 or 600 deep (past Python's recursion
+    limit for the look at what may be written out), or two call each other."""
+    for n in (150, 600):
+        chain = {f"f{i}": (("x",), f"f{i + 1}(x) + 1") for i in range(n)}
+        chain[f"f{n}"] = (("x",), "x.a")
+        _, model, fn = _inlining("f0(P1) + 0", **chain)
+        if n < MAX_CALL_DEPTH:
+            assert _run(model, fn, {"P1": {"a": 1, "b": 0}}).state["globals"]["total"] == n + 1
+        else:
+            with pytest.raises(RuleError) as err:
+                _run(model, fn, {"P1": {"a": 1, "b": 0}})
+            assert "called itself more than" in err.value.message
+    ring = {"ping": (("n",), "0 if n <= 0 else pong(n - 1) + P1.a"), "pong": (("n",), "ping(n) + 1")}
+    _, model, fn = _inlining("ping(4)", **ring)
+    assert _run(model, fn, {"P1": {"a": 1, "b": 0}}).state["globals"]["total"] == 8
