@@ -590,8 +590,7 @@ def test_a_small_function_is_written_out_in_place_of_its_call_with_the_calls_ste
     assert ".pos(" not in fn.source.split("except _MISS")[0]
     c = _run(model, fn, ent)
     assert c.state["globals"]["total"] == 15 and c.meter.used == 4
-    # what the call gives when a function is not written out (a call in an effect's statement)
-    _, model, fn = _inlining("size(P1) + len(trace)", **SIZE)
+    # what the calls give when no function is written out (a call in an effect's statement)
     comp, model2, _ = ruleset(functions=SIZE, fields={"a", "b"})
     called = comp.effect("push(trace, double(P1))", Loc("flow.yaml", 5, 9), set(), "effect")
     c = _run(model2, called, ent)
