@@ -135,10 +135,12 @@ def test_a_procedure_that_announces_itself_is_called_by_position_too():
 
 
 def test_a_modifier_without_layers_gives_its_base_and_layers_still_apply_in_order():
-    comp, model, _ = ruleset(modifiers={"bare": [], "doubled": [("value * 2", None), ("value + n", "n > 0")]})
+    comp, model, _ = ruleset(modifiers={"bare": [], "doubled": [("value * 2", None), ("value + n", "n > 0")],
+                                        "nested": [("value(doubled, 7, 0) + value", None), ("value + n", "n > 0")]})
     c, _ = run_effect(comp, model, "push(trace, value(bare, 5, 1))\npush(trace, value(doubled, 5, 1))\n"
-                                   "push(trace, value(doubled, 5, 0))")
-    assert c.state["globals"]["trace"] == [5, 11, 10]
+                                   "push(trace, value(doubled, 5, 0))\npush(trace, value(nested, 5, 1))")
+    # (the layer asking another modifier sees its own `n` and `value` again after it: 14 + 5, + 1)
+    assert c.state["globals"]["trace"] == [5, 11, 10, 20]
 
 
 def test_a_failing_modifier_layer_is_located_at_the_layer():
