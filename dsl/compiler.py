@@ -1073,10 +1073,10 @@ class Compiler:
         except (ParseFailure, RecursionError):
             return None  # (the function's own compilation reports it)
         body = tree.children[0]
-        if not _plain_ok(body, self.sym, self._inline_body, body=True)[0] \
-                or sum(1 for _ in _subtrees(body)) > _INLINE_NODES:
+        nodes = list(_subtrees(body))
+        if len(nodes) > _INLINE_NODES or not _plain_ok(body, self.sym, self._inline_body, body=True)[0]:
             return None
-        called = [str(n.children[0]) for n in _subtrees(body) if n.data == "call"]
+        called = [str(n.children[0]) for n in nodes if n.data == "call"]
         height = 1 + max((self._heights[f] for f in called if f in self._heights), default=0)
         if height > _INLINE_DEPTH:
             return None

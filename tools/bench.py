@@ -26,6 +26,7 @@ from typing import Any
 import engine
 from engine.base.console import EPILOG, add_format_option, parse_options, rate_text
 from engine.base.diagnostics import Diagnostics
+from engine.base.diskcache import cache_folder
 from engine.loading.package import bundled_ids, bundled_root
 from engine.model import Model, build
 from engine.model.verdicts import FORMAT as VERDICTS
@@ -82,10 +83,11 @@ def cold_validate(runs: int = 3) -> dict[str, Any]:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         _timed(cmd, {**env, "DAIMYO_NO_CACHE": "1"})  # writes the bytecode only
         first = _timed(cmd, env)
-        kept = Path(cache, "daimyo", VERDICTS)
+        kept = cache_folder(VERDICTS, env)
         built = []
         for _ in range(runs):
-            shutil.rmtree(kept, ignore_errors=True)
+            if kept is not None:
+                shutil.rmtree(kept, ignore_errors=True)
             built.append(_timed(cmd, env))
         warm = [_timed(cmd, env) for _ in range(runs)]
     return {"first_wall_s": round(first[0], 3), "first_cpu_s": round(first[1], 3),

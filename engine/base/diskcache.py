@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 try:  # Python's own SHA-256 (`_sha2` from 3.12): importing hashlib loads OpenSSL, ~0.6% of a cold validate
@@ -24,11 +25,12 @@ except ImportError:
         from hashlib import sha256  # type: ignore[assignment]
 
 
-def cache_folder(name: str) -> Path | None:
-    """Where the cache `name` is kept, or None when caching is off."""
-    if os.environ.get("DAIMYO_NO_CACHE", "").strip() not in ("", "0"):
+def cache_folder(name: str, env: Mapping[str, str] = os.environ) -> Path | None:
+    """Where the cache `name` is kept, or None when caching is off: in this process, or in one
+    started with the environment `env`."""
+    if env.get("DAIMYO_NO_CACHE", "").strip() not in ("", "0"):
         return None
-    base = os.environ.get("XDG_CACHE_HOME", "")
+    base = env.get("XDG_CACHE_HOME", "")
     root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"  # XDG: relative is ignored
     return root / "daimyo" / name
 

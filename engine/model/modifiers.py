@@ -12,7 +12,8 @@ def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
     value = base
     saved = c.vars
     # One dict of variables serves every layer, `value` in it kept up to date (a dict made per
-    # layer cost the card game 5%): rule code only reads its variables, and keeps no dict of them.
+    # layer was a measurable part of a game: docs/performance.md, session 12): rule code only
+    # reads its variables, and keeps no dict of them.
     seen = {**args, "value": value}
     try:
         # Layers run bare (`fast`): a failure is located by the wrapper of the rule that asked
