@@ -193,14 +193,14 @@ class Symbols(Record):
     """What names mean in a ruleset. Built by the loader from the declarations."""
 
     FIELDS = ("globals", "constants", "fields", "statics", "collections", "functions", "procedures", "events",
-              "modifiers", "steps", "option_names")
+              "modifiers", "steps", "option_names", "joined_fields")
 
     def __init__(self, globals: set[str] | None = None, constants: dict[str, Any] | None = None,
                  fields: set[str] | None = None, statics: set[str] | None = None,
                  collections: dict[str, str] | None = None, functions: dict[str, Callable_] | None = None,
                  procedures: dict[str, Callable_] | None = None, events: dict[str, Callable_] | None = None,
                  modifiers: dict[str, Callable_] | None = None, steps: dict[str, Callable_] | None = None,
-                 option_names: set[str] | None = None) -> None:
+                 option_names: set[str] | None = None, joined_fields: set[str] | None = None) -> None:
         self.globals = set() if globals is None else globals
         self.constants = {} if constants is None else constants  # name -> value (ids map to themselves)
         self.fields = set() if fields is None else fields  # dynamic fields of any kind
@@ -212,6 +212,8 @@ class Symbols(Record):
         self.modifiers = {} if modifiers is None else modifiers
         self.steps = {} if steps is None else steps
         self.option_names = set() if option_names is None else option_names  # keys of `options` (read at play time)
+        # fields that start as a list or a text in some kind: `+` of one is guessed a join (`_may_join`)
+        self.joined_fields = set() if joined_fields is None else joined_fields
 
     def all_names(self) -> list[str]:
         return [*self.globals, *self.constants, *self.collections, *BUILTIN_NAMES]
@@ -961,8 +963,42 @@ class Compiler:
         if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
             # (a literal number added or taken away grows a value by one step of the budget at most)
+            if self._plain and op == "+" and not self._no_walrus and not (
+                    self._may_join(node.children[0]) or self._may_join(node.children[2])):
+                # A number within ±_SMALL is what `_add` gives (it bounds only texts, lists and
+                # huge whole numbers, and adds the rest as Python does). Anything else gives way
+                # to the checked form: a text or a list fails the comparison (TypeError), a huge
+                # number or NaN the bounds (`_miss`). So a sum costs what a difference costs.
+                r = self._unit.temp()
+                return f"({r} if {-_SMALL} < ({r} := {a} + {b}) < {_SMALL} else _miss())"
             return self._arith(op, a, b)
         return f"({a} {op} {b})"
+
+    def _may_join(self, node: Any, depth: int = 0) -> bool:
+        """Whether `node`, a side of a `+`, looks as if it could be a text or a list, by its kind:
+        a text, a list written out or made by a comprehension or a built-in, a field that starts
+        as one, a branch or a sum of one, a function whose value is one or cannot be seen. A
+        guess, for the plain form of `+` (`_x_binop`): a text or a list guessed a number costs a
+        second run, not a result."""
+        if not isinstance(node, Tree):
+            return False  # a name: most often a number, in a sum
+        kind = node.data
+        if kind in ("string", "list_", "comprehension"):
+            return True
+        if kind == "getattr":
+            return str(node.children[1]) in self.sym.joined_fields
+        if kind == "ternary":
+            return self._may_join(node.children[0], depth) or self._may_join(node.children[2], depth)
+        if kind == "binop":
+            return str(node.children[1]) == "+" and (
+                self._may_join(node.children[0], depth) or self._may_join(node.children[2], depth))
+        if kind == "call":
+            name = str(node.children[0])
+            if name in self.sym.functions:
+                body = self._inline_body(name) if depth < _INLINE_DEPTH else None
+                return body is None or self._may_join(body, depth + 1)
+            return name in _JOINED
+        return False
 
     def _stored(self, value: str) -> str:
         """`value` as it goes into the state (runtime `store_value`): a copy, checked, except a
@@ -988,10 +1024,9 @@ class Compiler:
             return helper(f"{AUG_OPS[op]}({a}, {b})")
         u = self._unit
         if self._plain and op == "+":
-            # A whole number within 2**62 is what `_add` gives (it bounds only texts, lists and
-            # huge whole numbers); anything else, `_add` itself (two lists joined: once more;
-            # keeping a join here cost every sum of numbers two more bytecodes, and Samurai
-            # Swords +0.3%).
+            # a side that may be a text or a list (`_may_join`): `_add` decides, without giving
+            # way (keeping a join here cost every sum of numbers two more bytecodes, and Samurai
+            # Swords +0.3%)
             x, y, r = u.temp(), u.temp(), u.temp()
             return f"({r} if _type({r} := ({x} := {a}) + ({y} := {b})) is _int and {-_SMALL} < {r} < {_SMALL} " \
                    f"else {helper(f'_add({x}, {y})')})"
@@ -1546,8 +1581,11 @@ _NAMED = re.compile(r"v_\w+|_t[0-9]+")  # generated source that is a Python loca
 _LOCAL = re.compile(r"v_\w+")  # a local of the rule text
 _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SMALL = 1 << 62  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS
+_SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS
 # Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
+# Built-ins whose value is a text or a list (`Compiler._may_join`)
+_JOINED = frozenset(("str", "join", "keys", "values", "sorted", "range", "filter", "reversed", "unique",
+                     "neighbors", "spaces_in", "repeat", "take"))
 _SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
                        r"P_(?:str|join|keys|values|sorted|range|filter|reversed|unique|neighbors)\(")
 # Generated source of a scalar written out (a whole number, none, a truth value, a text)

@@ -8,6 +8,7 @@ errors at the same `file:line:col`).
 """
 from __future__ import annotations
 
+import copy
 from types import SimpleNamespace
 from typing import Any
 
@@ -823,3 +824,76 @@ def test_a_long_chain_or_a_ring_of_functions_compiles_and_runs_as_calls():
     ring = {"ping": (("n",), "0 if n <= 0 else pong(n - 1) + P1.a"), "pong": (("n",), "ping(n) + 1")}
     _, model, fn = _inlining("ping(4)", **ring)
     assert _run(model, fn, {"P1": {"a": 1, "b": 0}}).state["globals"]["total"] == 8
+
+
+def _both_forms(text: str, ent: dict, fields: set[str], joined: set[str] = frozenset()) -> list[tuple]:
+    """What the effect `text` does with plain forms (as played) and without them (as validated,
+    the checked form alone): the globals it leaves and the budget it used, or its error."""
+    from dsl.compiler import compile_cache
+    sym = Symbols(globals={"trace", "total"}, fields=set(fields), joined_fields=set(joined),
+                  constants={"P1": "P1"})
+    model = SimpleNamespace(frozen_ids=set(), static={}, collections={}, board=None, modifiers={},
+                            functions={}, procedures={})
+    out = []
+    for validating in (False, True):
+        comp = Compiler(sym, Diagnostics())
+        if validating:
+            with compile_cache():
+                fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+            assert "except _MISS" not in fn.source
+        else:
+            fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+            assert "except _MISS" in fn.source
+        try:
+            c = _run(model, fn, copy.deepcopy(ent))
+            out.append(("done", repr(c.state["globals"]), c.meter.used))
+        except RuleError as e:
+            out.append(("error", e.message, e.loc, e.code))
+    return out
+
+
+SUM_VALUES = [0, 7, -3, (1 << 30) - 2, -(1 << 30) + 2, 1 << 30, 1 << 62, -(1 << 62), 1 << 3321, True, 0.5,
+              float("nan"), float("inf"), "ab", ["a"], None, {"k": 1}]
+
+
+@pytest.mark.parametrize("text", ["let t = P1.a + P1.b\ntotal = t", "let t = P1.a + P1.b + P1.c\ntotal = t",
+                                  "let t = P1.a + P1.b - P1.c\ntotal = t", "if P1.a + P1.b > 3:\n    total = 1"])
+def test_a_sum_in_the_plain_form_gives_what_the_checked_form_gives_for_every_kind_of_value(text):
+    """A sum in a plain form has no type test: anything but a number within ±(2**30 - 1) gives
+    way to the checked form (a text or a list fails the bounds' comparison). Every value a
+    field can hold, at every place of the sum: the same result, budget and error as the
+    checked form alone."""
+    fields = {"a", "b", "c"}
+    for a in SUM_VALUES:
+        for b in SUM_VALUES:
+            ent = {"P1": {"a": a, "b": b, "c": 1 << 3321 if b == 7 else 2}}
+            plain, checked = _both_forms(text, ent, fields)
+            assert plain == checked or (plain[0] == checked[0] == "done" and "nan" in plain[1] and
+                                        plain[1:] == checked[1:]), (text, a, b, plain, checked)
+
+
+def test_a_sum_with_a_side_that_may_be_a_text_or_a_list_is_added_by_the_helper_in_the_plain_form():
+    """`+` of what may be a text or a list (a field that starts as one, a list written out, a
+    comprehension, a built-in giving one) keeps `_add` in its plain form, which joins without
+    giving way to the checked form; a sum of other reads has no call."""
+    from dsl.compiler import compile_cache
+    sym = Symbols(globals={"trace", "total"}, fields={"hand", "gold"}, joined_fields={"hand"},
+                  constants={"P1": "P1"})
+    comp = Compiler(sym, Diagnostics())
+
+    def plain(text: str) -> str:
+        fn = comp.effect(f"let t = {text}\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
+        return fn.source.split("except _MISS")[0]
+    assert "_add(" not in plain("P1.gold + P1.gold") and "_miss()" in plain("P1.gold + P1.gold")
+    for joined in ("P1.hand + P1.hand", "P1.gold + [1]", "[x for x in P1.hand] + P1.gold",
+                   "(P1.hand if P1.gold else []) + P1.gold", "sorted(P1.gold) + P1.gold", "'a' + P1.gold",
+                   "P1.gold + P1.gold + P1.hand"):
+        assert "_add(" in plain(joined), joined
+    with compile_cache():  # (validation: no plain form at all)
+        assert "except _MISS" not in comp.effect("let t = P1.gold + P1.gold\ntotal = t", Loc("flow.yaml", 5, 9),
+                                                 set(), "effect").source
+    ent = {"P1": {"hand": ["a"], "gold": ["g"]}}
+    for text in ("let t = P1.hand + P1.hand\ntotal = t", "let t = P1.gold + P1.gold\ntotal = t",
+                 "let t = P1.gold + P1.hand + [2]\ntotal = t"):
+        plain_run, checked_run = _both_forms(text, ent, {"hand", "gold"}, {"hand"})
+        assert plain_run == checked_run and plain_run[0] == "done", text

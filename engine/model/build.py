@@ -143,6 +143,7 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
         sym.constants[cname] = copy_value(value)  # plain data: the loader's located types stay behind
     sym.option_names = {str(k) for k in combo.options}
     sym.fields = {f for k in kinds.values() for f in k.fields}
+    sym.joined_fields = {f for k in kinds.values() for f, v in k.fields.items() if isinstance(v, (list, str))}
     sym.statics = set().union(*static.values())  # every attribute name (a set made in C)
     sym.collections = {c: c for c in collections}
     for gname in globals_:
