@@ -739,19 +739,22 @@ class Compiler:
         common case, or None where that cannot pay or cannot be right.
 
         Only for an expression that reads fields and does nothing a second run would change
-        but the budget: names, numbers, truth values, reads, arithmetic, comparisons, `and`,
-        `or`, `not`, `if`, lists written out, list comprehensions, `len`, and `count`,
-        `filter`, `any`, `all` with their test written in place; no other call, no `in`, no
-        text. Its caller (`_guarded`) runs it first and, on KeyError or TypeError (`_MISS`),
-        gives back the budget it charged and runs the checked form (what `_x_getattr` writes)
-        from the start. A plain subscript gives a value exactly where the checked form's
+        but the budget (`_plain_ok`): names, numbers, truth values, reads, arithmetic,
+        comparisons, `and`, `or`, `not`, `if`, lists written out, texts without inserts, list
+        comprehensions, `len`, `count`, `filter`, `any`, `all` with their test written in
+        place, and calls of functions (short ones written out, `_inline`) and pure built-ins.
+        Its caller (`_guarded`) runs it first and, on any exception (`_MISS`), gives back the
+        budget it charged and runs the checked form (what `_x_getattr` writes) from the start.
+        Off its common case the plain form raises KeyError or TypeError, or gives way (`_miss`);
+        where it fails, the checked form fails as it always did, with its own error at its own
+        place (inside a function written out, that function's), and the budget too ends
+        where the checked form ends it. A plain subscript gives a value exactly where the checked form's
         inline branch gives the same one: an entity's state dict is found only for an id
         (every key of the state's entities and of the static table is a text), a key only in
         a map (a list or a text refuses a text index), and everything else is left to the
         checked form, which finds a static attribute, an `id`, a map of another type, or
-        raises the error it always raised. A sum is kept only when it is a whole number within
-        2**62 (see `_arith`); the rest of the arithmetic is the checked form's own, so its
-        results and errors are too. A `let` of such an expression, or an `if` condition, is
+        raises the error it always raised. A sum or a difference is kept only within
+        ±_SMALL (`_x_binop`, `_arith`). A `let` of such an expression, or an `if` condition, is
         written the same way (`_stmt`)."""
         if not self._plain_on:
             return None
@@ -768,8 +771,8 @@ class Compiler:
 
     def _guarded(self, depth: int, to: str, plain: tuple[str, bool], checked: str, loc: Loc) -> None:
         """`to` (`return ` or `v_name = `) the plain form of an expression, or, where it raises
-        KeyError or TypeError, its checked form run from the start, with the budget it charged
-        given back first (`_plain_form`)."""
+        anything, its checked form run from the start, with the budget it charged given back
+        first (`_plain_form`)."""
         form, charges = plain
         u = self._unit
         used = u.temp() if charges else ""
@@ -1321,12 +1324,21 @@ class Compiler:
         seq = self._expr(seq_node, scope)
         var = str(test.children[0])
         cond = self._apart(test.children[1], scope.child({var}))
+        got = f"(_type({xs} := {seq}) is _list or ({xs} := _seq({xs}, {name + '()'!r})) is not None)"
+        if self._plain and name in ("count", "filter"):
+            # Every item is tested: its steps are counted at once, before the first. So at every
+            # point the plain form has counted as many steps as the checked form, or more, and the
+            # same once it is done: where it meets the limit, it gives way (`_guarded`) and the
+            # checked form, counting a step per item, ends the budget where it always did.
+            loop = f"for v_{var} in {xs} if {cond}"
+            form = f"_len([0 {loop}])" if name == "count" else f"[v_{var} {loop}]"
+            return (f"({form} if {got} and _setattr({m} := c.meter, 'used', {m}.used + _len({xs})) is None "
+                    f"and ({m}.used <= {m}.limit or {m}.over() is None) else None)")
         tick = f"_setattr({m}, 'used', {m}.used + 1) or ({m}.used > {m}.limit and {m}.over()) or {cond}"
         loop = f"for v_{var} in {xs} if {tick}" if name in ("count", "filter") else f"for v_{var} in {xs}"
         form = {"count": f"_len([0 {loop}])", "filter": f"[v_{var} {loop}]",
                 "any": f"_any({tick} {loop})", "all": f"_all({tick} {loop})"}[name]
-        return (f"({form} if (_type({xs} := {seq}) is _list or ({xs} := _seq({xs}, {name + '()'!r})) is not None) "
-                f"and ({m} := c.meter) is not None else None)")
+        return f"({form} if {got} and ({m} := c.meter) is not None else None)"
 
     def _special(self, name: str, raw: list, scope: _Scope, loc: Loc) -> str:
         table = {"value": self.sym.modifiers, "emit": self.sym.events, "run": self.sym.steps}[name]
@@ -1581,7 +1593,8 @@ _NAMED = re.compile(r"v_\w+|_t[0-9]+")  # generated source that is a Python loca
 _LOCAL = re.compile(r"v_\w+")  # a local of the rule text
 _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS
+_SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS, and
+# small enough for Python to compare as one digit (its fastest comparison of whole numbers)
 # Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
 # Built-ins whose value is a text or a list (`Compiler._may_join`)
 _JOINED = frozenset(("str", "join", "keys", "values", "sorted", "range", "filter", "reversed", "unique",

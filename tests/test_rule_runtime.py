@@ -8,6 +8,7 @@ errors at the same `file:line:col`).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 from types import SimpleNamespace
 from typing import Any
@@ -43,7 +44,8 @@ def ruleset(functions: dict[str, tuple[tuple[str, ...], str]] | None = None,
     text)), modifiers (name -> [(value text, when text)], each seeing `value` and `n`), a global
     `trace` and the state fields `fields` of any entity."""
     functions, procedures, modifiers = functions or {}, procedures or {}, modifiers or {}
-    sym = Symbols(globals={"trace", "total"}, fields=fields or set(), constants={"P1": "P1"})
+    sym = Symbols(globals={"trace", "total"}, fields=fields or set(),
+                  constants={"P1": "P1", "P2": "P2", "P3": "P3", "P4": "P4"})
     for i, (name, (params, text)) in enumerate(functions.items()):
         sym.functions[name] = Callable_(params, Loc("rules.yaml", 10 + i, 3), text)
     for i, (name, (params, _text)) in enumerate(procedures.items()):
@@ -601,15 +603,21 @@ def test_a_small_function_is_written_out_in_place_of_its_call_with_the_calls_ste
 
 
 def test_a_function_written_out_fails_as_its_call_fails():
+    from dsl.compiler import compile_cache
     _, model, fn = _inlining("double(P1) + 1", **SIZE)
     for p1, message in (({"a": 2}, "`P1` has no attribute `b`"), ({"a": 1, "b": "x"}, "cannot evaluate this")):
         with pytest.raises(RuleError) as err:
             _run(model, fn, {"P1": p1})
         assert message in err.value.message and err.value.loc == Loc("rules.yaml", 10, 12), p1  # in `size`
-    for budget, used in ((2, "more than 2 steps"), (1, "more than 1 steps")):  # the budget ends at a call
+    for budget in (1, 2):  # the budget ends where the checked form alone ends it: in the callee (3 steps)
         with pytest.raises(RuleError) as err:
             _run(model, fn, {"P1": {"a": 2, "b": 3}}, budget=budget)
-        assert used in err.value.message and err.value.loc == Loc("flow.yaml", 5, 9)
+        assert f"more than {budget} steps" in err.value.message and err.value.loc == Loc("rules.yaml", 11, 12)
+        with compile_cache():  # (as validated: no plain form anywhere)
+            _, checked_model, checked_fn = _inlining("double(P1) + 1", **SIZE)
+        with pytest.raises(RuleError) as checked:
+            _run(checked_model, checked_fn, {"P1": {"a": 2, "b": 3}}, budget=budget)
+        assert (err.value.message, err.value.loc) == (checked.value.message, checked.value.loc)
     with pytest.raises(RuleError) as err:  # at the depth limit the call refuses itself, at the call
         _run(model, fn, {"P1": {"a": 2, "b": 3}}, depth=MAX_CALL_DEPTH)
     assert "called itself more than" in err.value.message and err.value.loc == Loc("flow.yaml", 5, 9)
@@ -897,3 +905,66 @@ def test_a_sum_with_a_side_that_may_be_a_text_or_a_list_is_added_by_the_helper_i
                  "let t = P1.gold + P1.hand + [2]\ntotal = t"):
         plain_run, checked_run = _both_forms(text, ent, {"hand", "gold"}, {"hand"})
         assert plain_run == checked_run and plain_run[0] == "done", text
+
+
+def _played_and_checked(text: str, ent: dict, budget: int, functions: dict) -> list[tuple]:
+    """The effect `text` run as played (plain forms, functions written out) and as validated
+    (the checked forms alone): what it leaves and the budget it used, or its error."""
+    from dsl.compiler import compile_cache
+    out = []
+    for validating in (False, True):
+        with compile_cache() if validating else contextlib.nullcontext():
+            comp, model, _ = ruleset(functions=functions, fields={"a", "b", "owner"})
+            fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+        assert ("except _MISS" in fn.source) is not validating
+        try:
+            c = _run(model, fn, copy.deepcopy(ent), budget=budget)
+            out.append(("done", c.state["globals"]["total"], c.meter.used))
+        except RuleError as e:
+            out.append(("error", e.message, e.loc))
+    return out
+
+
+ITEMS = {"P1": {"a": 1, "b": 2, "owner": "P1"}, "P2": {"a": 5, "b": 0, "owner": "P1"},
+         "P3": {"a": 0, "b": 7, "owner": None}, "P4": {"a": 9, "b": 9, "owner": "P1"}}
+
+
+@pytest.mark.parametrize("test", ["x.owner == P1", "x.a - x.b > 0", "size(x) > 4", "twice(x) > 4 and x.a > 0",
+                                  "len([y for y in [x.a, x.b] if y > 0]) > 1", "big(x) > 0"])
+def test_count_and_filter_in_a_plain_form_count_their_steps_at_once_and_end_as_the_checked_form(test):
+    """In a plain form, `count` and `filter` whose test counts no steps of its own (no call but
+    of functions written out) are charged their list's length before the first item instead of a
+    step per item. The plain form gives way wherever a step would pass the budget, so at every
+    budget, with every kind of item (a field missing, a number too large for a difference, a
+    text where a number is read) the result, the steps used and the error are the checked
+    form's."""
+    functions = {"size": (("y",), "y.a + y.b"), "twice": (("y",), "size(y) + size(y)"),
+                 "big": (("y",), "y.a - y.b")}
+    faulty = [{}, {"P3": {"a": 0, "owner": None}}, {"P2": {"a": 1 << 3322, "b": -(1 << 3322), "owner": "P1"}},
+              {"P4": {"a": "x", "b": 1, "owner": "P1"}}]
+    for name in ("count", "filter"):
+        text = f"let t = {name}([P1, P2, P3, P4], x => {test})\ntotal = t"
+        if name == "count":
+            text = f"let t = count([P1, P2, P3, P4], where=x => {test})\ntotal = t"
+        for change in faulty:
+            ent = {**ITEMS, **change}
+            for budget in range(0, 16):
+                played, checked = _played_and_checked(text, ent, budget, functions)
+                assert played == checked, (text, change, budget, played, checked)
+    comp, _, _ = ruleset(functions=functions, fields={"a", "b", "owner"})
+    fn = comp.effect(f"let t = count([P1, P2], where=x => {test})\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
+    plain = fn.source.split("except _MISS")[0]
+    assert "used + 1) or" not in plain  # no step counted per item...
+    assert "used + 1) or" in fn.source.split("except _MISS")[1]  # ...but in the checked form
+
+
+def test_count_whose_test_calls_what_counts_its_own_steps_ends_the_budget_as_the_checked_form():
+    """A function called in the test (one written out whose value calls a built-in that counts
+    its work, one calling itself): they count steps too, at a higher count in the plain form than
+    in the checked form, so the plain form meets the limit first, or with it."""
+    functions = {"m": (("y",), "max(y.a, y.b)"), "down": (("n",), "0 if n <= 0 else down(n - 1)")}
+    for test in ("m(x) > 1", "down(x.a) == 0 and x.b > 0"):
+        for budget in range(0, 40):
+            played, checked = _played_and_checked(f"let t = count([P1, P2, P3], where=x => {test})\ntotal = t",
+                                                  ITEMS, budget, functions)
+            assert played == checked, (test, budget, played, checked)
