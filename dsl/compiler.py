@@ -277,6 +277,7 @@ class Compiler:
         self._plain_on = True  # plain forms are written (not for validation only: see `_compile`)
         self._bodies: dict[str, Tree | None] = {}  # functions' values that calls may inline (`_inline_body`)
         self._heights: dict[str, int] = {}  # of those: how many are written out inside each other, itself included
+        self._leaves: dict[str, bool] = {}  # functions a plain form may call (`_leaf`)
         self._subst: dict[str, str] = {}  # an inlined function's parameters: the generated source of each
         self._inlining: tuple[str, ...] = ()  # the functions being inlined, outermost first
 
@@ -758,7 +759,7 @@ class Compiler:
         written the same way (`_stmt`)."""
         if not self._plain_on:
             return None
-        ok, charges = _plain_ok(node, self.sym, self._inline_body)
+        ok, charges = _plain_ok(node, self.sym, self._inline_body, leaf=self._leaf)
         if not ok:
             return None
         avail, now = self._avail, self._ents
@@ -1121,6 +1122,28 @@ class Compiler:
         self._bodies[name], self._heights[name] = body, height
         return body
 
+    def _leaf(self, name: str) -> bool:
+        """Whether a plain form may call function `name` (not written out): only if its text calls
+        no other rule (no function but those written out, no modifier, event or step). A plain
+        form that gives way runs its checked form from the start, and so the calls it made run
+        again: were calls of rules whose plain forms call rules allowed, a chain of them (a
+        function calling itself) could run its last link twice per link above it."""
+        got = self._leaves.get(name)
+        if got is None:
+            decl = self.sym.functions.get(name)
+            got = self._leaves[name] = False  # (while it is looked at)
+            if decl is not None and isinstance(decl.body, str):
+                try:
+                    tree = parse(decl.body if decl.body.endswith("\n") else decl.body + "\n", "expression",
+                                 source=decl.loc.file)
+                except (ParseFailure, RecursionError):
+                    return False  # (the function's own compilation reports it)
+                calls = [str(n.children[0]) for n in _subtrees(tree) if n.data == "call"]
+                got = self._leaves[name] = not any(
+                    c in SPECIAL_FORMS or c in self.sym.procedures or (
+                        c in self.sym.functions and self._inline_body(c) is None) for c in calls)
+        return got
+
     def _inline(self, name: str, params: tuple[str, ...], args: list[str]) -> str | None:
         """A call of function `name` in a plain form, written out: its arguments (run by the
         caller, in order), the call's step of the budget and the depth check that the callee's
@@ -1463,14 +1486,16 @@ _PLAIN_KINDS = frozenset(("name", "qname", "int_", "decimal", "true", "false", "
                           "compare", "binop", "getattr", "getitem", "or_", "and_", "list_"))
 
 
-def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool = False) -> tuple[bool, bool]:
+def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool = False,
+              leaf: Callable[[str], bool] | None = None) -> tuple[bool, bool]:
     """Whether `node` holds only `_PLAIN_KINDS`, texts without inserts, list comprehensions,
     `count`, `filter`, `any`, `all` with their test written in place (compiler
     `_verdict_form`), and calls of functions and pure built-ins, at least one of them a read of
     a field or a call of a function `inline` (compiler `_inline_body`) finds may be written out;
     and whether it charges the budget (a comprehension its list's length, those four a step
-    per item, a call its step or its work). With `body` (the value of a function to be written
-    out): no comprehension and no test written in place (their variables would be its own), only
+    per item, a call its step or its work). A function not written out must be one that `leaf`
+    finds calls no other rule. With `body` (the value of a function to be written out): no
+    comprehension and no test written in place (their variables would be its own), only
     functions that are written out too, and no read needed."""
     todo, reads, charges = [node], body, False
     while todo:
@@ -1489,8 +1514,10 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
                     and (prim := PRIMITIVES.get(name)) is not None and prim.kind == "pure")):
                 # a function or a pure built-in: a second run changes nothing but the budget
                 written_out = name in sym.functions and inline(name) is not None
-                if body and name in sym.functions and not written_out:
-                    return False, False  # (a call inside a function written out would see the wrong depth)
+                if name in sym.functions and not written_out and (body or leaf is None or not leaf(name)):
+                    # (a call inside a function written out would see the wrong depth; and see
+                    # `Compiler._leaf` for the others)
+                    return False, False
                 parts = [a.children[1] if isinstance(a, Tree) and a.data == "kwarg" else a for a in n.children[1:]]
                 reads = reads or written_out
             if parts is None:

@@ -907,16 +907,17 @@ def test_a_sum_with_a_side_that_may_be_a_text_or_a_list_is_added_by_the_helper_i
         assert plain_run == checked_run and plain_run[0] == "done", text
 
 
-def _played_and_checked(text: str, ent: dict, budget: int, functions: dict) -> list[tuple]:
+def _played_and_checked(text: str, ent: dict, budget: int, functions: dict, plain: bool = True) -> list[tuple]:
     """The effect `text` run as played (plain forms, functions written out) and as validated
-    (the checked forms alone): what it leaves and the budget it used, or its error."""
+    (the checked forms alone): what it leaves and the budget it used, or its error. `plain`:
+    whether the text itself has a plain form when played (its functions may have theirs)."""
     from dsl.compiler import compile_cache
     out = []
     for validating in (False, True):
         with compile_cache() if validating else contextlib.nullcontext():
             comp, model, _ = ruleset(functions=functions, fields={"a", "b", "owner"})
             fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
-        assert ("except _MISS" in fn.source) is not validating
+        assert ("except _MISS" in fn.source) is (plain and not validating)
         try:
             c = _run(model, fn, copy.deepcopy(ent), budget=budget)
             out.append(("done", c.state["globals"]["total"], c.meter.used))
@@ -959,12 +960,60 @@ def test_count_and_filter_in_a_plain_form_count_their_steps_at_once_and_end_as_t
 
 
 def test_count_whose_test_calls_what_counts_its_own_steps_ends_the_budget_as_the_checked_form():
-    """A function called in the test (one written out whose value calls a built-in that counts
-    its work, one calling itself): they count steps too, at a higher count in the plain form than
-    in the checked form, so the plain form meets the limit first, or with it."""
-    functions = {"m": (("y",), "max(y.a, y.b)"), "down": (("n",), "0 if n <= 0 else down(n - 1)")}
-    for test in ("m(x) > 1", "down(x.a) == 0 and x.b > 0"):
-        for budget in range(0, 40):
-            played, checked = _played_and_checked(f"let t = count([P1, P2, P3], where=x => {test})\ntotal = t",
-                                                  ITEMS, budget, functions)
-            assert played == checked, (test, budget, played, checked)
+    """A function called in the test whose value calls a built-in that counts its work (written
+    out) counts steps too, at a higher count in the plain form than in the checked form: the
+    plain form meets the limit first, or with it, and gives way."""
+    functions = {"m": (("y",), "max(y.a, y.b)")}
+    for budget in range(0, 40):
+        played, checked = _played_and_checked("let t = count([P1, P2, P3], where=x => m(x) > 1)\ntotal = t",
+                                              ITEMS, budget, functions)
+        assert played == checked, (budget, played, checked)
+
+
+class _Runaway(BaseException):
+    """Past any bound a test sets: stops it at once (no rule catches what is no Exception)."""
+
+
+class _Counted:
+    """A compiled function, with the calls made of it counted, and stopped past 10,000."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.calls = fn, 0
+
+    def pos(self, *args: Any) -> Any:
+        self.calls += 1
+        if self.calls > 10_000:
+            raise _Runaway("runs without end")
+        return self.fn.pos(*args)
+
+
+@pytest.mark.parametrize(("value", "ends"), [
+    ("0 if n <= 0 else f(n - 1, m) + m.a", "done"),  # every level gives way (a map's field)
+    ("m.gone if n <= 0 else f(n - 1, m) + m.a", "error"),  # and the last fails
+    ("(m.a < 'x') if n <= 0 else f(n - 1, m) + P1.a", "error"),  # a plain form fails at the end
+    ("P1.gone if n <= 0 else g(n) + f(n - 1, m) + P1.a", "error")])
+def test_a_chain_of_calls_whose_plain_forms_give_way_runs_each_link_a_bounded_number_of_times(value, ends):
+    """A plain form that gives way runs its checked form from the start, so what it called runs
+    again. Were a plain form allowed to call a rule whose own plain form calls rules, a function
+    calling itself 40 deep, giving way or failing at every level, would run its last level
+    2**40 times: a hang. A plain form calls only functions that call no other rule (written out
+    ones aside), so each level runs once or twice, whatever the depth."""
+    functions = {"f": (("n", "m"), value), "g": (("k",), "P1.a + k")}
+    text = "let t = f(40, {'a': 1}) + P1.a\ntotal = t"
+    comp, model, _ = ruleset(functions=functions, fields={"a", "gone"})
+    for fname in ("f", "g"):
+        model.functions[fname] = _Counted(model.functions[fname])
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    ran_away = False
+    try:
+        _run(model, fn, {"P1": {"a": 1}})
+    except RuleError:
+        pass
+    except _Runaway:  # (asserted outside the `except`: its chain of exceptions is too long to show)
+        ran_away = True
+    assert not ran_away and model.functions["f"].calls == 41 and model.functions["g"].calls <= 2 * 40
+    assert "except _MISS" not in fn.source  # (it calls `f`, which calls a rule)
+    played, checked = _played_and_checked(text.replace("40", "8"), {"P1": {"a": 1}}, 1_000_000, functions,
+                                          plain=False)  # (8 deep: 2**8 runs at most, were the bound lost)
+    assert played == checked
+    assert played[0] == ends, played
