@@ -748,9 +748,9 @@ class Compiler:
         budget it charged and runs the checked form (what `_x_getattr` writes) from the start.
         Off its common case the plain form raises KeyError or TypeError, or gives way (`_miss`);
         where it fails, the checked form fails as it always did, with its own error at its own
-        place (inside a function written out, that function's), and the budget too ends
-        where the checked form ends it. A plain subscript gives a value exactly where the checked form's
-        inline branch gives the same one: an entity's state dict is found only for an id
+        place (inside a function written out, that function's), and the budget too ends where
+        the checked form ends it. A plain subscript gives a value exactly where the checked
+        form's inline branch gives the same one: an entity's state dict is found only for an id
         (every key of the state's entities and of the static table is a text), a key only in
         a map (a list or a text refuses a text index), and everything else is left to the
         checked form, which finds a static attribute, an `id`, a map of another type, or
@@ -1622,10 +1622,10 @@ _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS, and
 # small enough for Python to compare as one digit (its fastest comparison of whole numbers)
-# Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
 # Built-ins whose value is a text or a list (`Compiler._may_join`)
 _JOINED = frozenset(("str", "join", "keys", "values", "sorted", "range", "filter", "reversed", "unique",
                      "neighbors", "spaces_in", "repeat", "take"))
+# Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
 _SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
                        r"P_(?:str|join|keys|values|sorted|range|filter|reversed|unique|neighbors)\(")
 # Generated source of a scalar written out (a whole number, none, a truth value, a text)
