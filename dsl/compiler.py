@@ -1195,7 +1195,13 @@ class Compiler:
         if avail is not None and (got := avail.get((held, fname))) is not None:
             return got
         f = repr(fname)
-        if fname in self.sym.fields:
+        if fname in self.sym.fields and fname in self.sym.statics and not self._no_walrus:
+            # a state field of some entities and a static attribute of others (a player's and a
+            # card's `chests`): the entity's field, else the static one, as `_attr` finds them
+            self._unit.static = True
+            e = self._unit.temp()
+            read = f"({e}[{f}] if ({e} := E.get({obj})) is not None and {f} in {e} else S[{obj}][{f}])"
+        elif fname in self.sym.fields:
             ent = self._ents.get(obj)  # a local's entity dict, held since before this expression
             if ent is None and avail is not None and id(node) in self._objs_twice:
                 ent = avail.get(("#E", held))

@@ -685,6 +685,26 @@ def test_a_static_attribute_and_a_map_key_read_plainly_give_what_the_checked_for
     assert _f("x.score", "Q", ent, fields={"score"}, statics={"score"}, static={"Q": {"score": 9}})[0] == 9
 
 
+def test_a_name_that_is_a_field_of_some_entities_and_static_for_others_is_read_plainly_for_both():
+    """A player's `chests` (a state field) and a war chest card's `chests` (static): the plain form
+    reads the entity's field, else the static attribute, as `_attr` does, without giving way."""
+    static = {"Q": {"chests": 3}, "P1": {"chests": 7}}
+    ent = {"P1": {"chests": 2}, "P2": {"other": 1}}
+    _, model = _functions("x.chests", {"chests", "other"}, {"chests"}, static)
+    plain = model.functions["f"].source.split("except _MISS")[0]
+    assert "E.get(v_x)" in plain and "S[v_x]['chests']" in plain
+    for who, value in (("P1", 2), ("Q", 3), ("P2", None)):  # the entity's own first; P2 has neither
+        if value is None:
+            comp, model = _functions("x.chests", {"chests", "other"}, {"chests"}, static)
+            with pytest.raises(RuleError) as err:
+                run_effect(comp, model, f"push(trace, f({who}))", ent=ent)
+            assert err.value.message == "`P2` has no attribute `chests`"
+        else:
+            assert _f("x.chests", who, ent, fields={"chests", "other"}, statics={"chests"}, static=static) == \
+                (value, 1)
+    assert _f("x.chests", "{'chests': 5}", ent, fields={"chests"}, statics={"chests"}, static=static)[0] == 5
+
+
 def test_a_failing_plain_form_fails_with_the_checked_forms_error_at_the_same_place():
     ent = {"P1": {"score": 2, "name": "ab", "long": "x" * 600_000}}
     for text, message in (("x.score + x.mate", "`P1` has no attribute `mate`"),
