@@ -1196,8 +1196,8 @@ class Compiler:
             return got
         f = repr(fname)
         if fname in self.sym.fields and fname in self.sym.statics and not self._no_walrus:
-            # a state field of some entities and a static attribute of others (a player's and a
-            # card's `chests`): the entity's field, else the static one, as `_attr` finds them
+            # a state field of some entities and a static attribute of others (of another kind):
+            # the entity's field, else the static one, as `_attr` finds them
             self._unit.static = True
             e = self._unit.temp()
             read = f"({e}[{f}] if ({e} := E.get({obj})) is not None and {f} in {e} else S[{obj}][{f}])"
