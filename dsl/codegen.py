@@ -205,8 +205,8 @@ def _deep_at_caller(name: str) -> RuleError:
 
 
 def _miss() -> bool:
-    """The plain form gives way to the checked form here (a call at the depth limit: compiler
-    `_inline`)."""
+    """The plain form gives way to the checked form here (a call written out at the depth limit,
+    a sum out of its inline bounds: compiler `_inline`, `_x_binop`)."""
     raise KeyError("the checked form decides")
 
 

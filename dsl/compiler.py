@@ -14,7 +14,7 @@ import importlib.util
 import json
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -278,6 +278,7 @@ class Compiler:
         self._bodies: dict[str, Tree | None] = {}  # functions' values that calls may inline (`_inline_body`)
         self._heights: dict[str, int] = {}  # of those: how many are written out inside each other, itself included
         self._leaves: dict[str, bool] = {}  # functions a plain form may call (`_leaf`)
+        self._values: dict[str, Tree | None] = {}  # functions' values, parsed (`_value_tree`)
         self._subst: dict[str, str] = {}  # an inlined function's parameters: the generated source of each
         self._inlining: tuple[str, ...] = ()  # the functions being inlined, outermost first
 
@@ -1106,12 +1107,9 @@ class Compiler:
         if decl is None or not isinstance(decl.body, str) or len(decl.body) > _INLINE_TEXT \
                 or not by_position_ok(decl.params):
             return None
-        try:
-            tree = parse(decl.body if decl.body.endswith("\n") else decl.body + "\n", "expression",
-                         source=decl.loc.file)
-        except (ParseFailure, RecursionError):
-            return None  # (the function's own compilation reports it)
-        body = tree.children[0]
+        body = self._value_tree(name)
+        if body is None:
+            return None
         nodes = list(_subtrees(body))
         if len(nodes) > _INLINE_NODES or not _plain_ok(body, self.sym, self._inline_body, body=True)[0]:
             return None
@@ -1130,19 +1128,27 @@ class Compiler:
         function calling itself) could run its last link twice per link above it."""
         got = self._leaves.get(name)
         if got is None:
-            decl = self.sym.functions.get(name)
             got = self._leaves[name] = False  # (while it is looked at)
-            if decl is not None and isinstance(decl.body, str):
-                try:
-                    tree = parse(decl.body if decl.body.endswith("\n") else decl.body + "\n", "expression",
-                                 source=decl.loc.file)
-                except (ParseFailure, RecursionError):
-                    return False  # (the function's own compilation reports it)
+            tree = self._value_tree(name)
+            if tree is not None:
                 calls = [str(n.children[0]) for n in _subtrees(tree) if n.data == "call"]
                 got = self._leaves[name] = not any(
                     c in SPECIAL_FORMS or c in self.sym.procedures or (
                         c in self.sym.functions and self._inline_body(c) is None) for c in calls)
         return got
+
+    def _value_tree(self, name: str) -> Tree | None:
+        """The parse tree of function `name`'s value, parsed once per compiler; None if it has no
+        text or the text does not parse (the function's own compilation reports that)."""
+        if name not in self._values:
+            decl = self.sym.functions.get(name)
+            tree = None
+            if decl is not None and isinstance(decl.body, str):
+                with suppress(ParseFailure, RecursionError):
+                    tree = parse(decl.body if decl.body.endswith("\n") else decl.body + "\n", "expression",
+                                 source=decl.loc.file).children[0]
+            self._values[name] = tree
+        return self._values[name]
 
     def _inline(self, name: str, params: tuple[str, ...], args: list[str]) -> str | None:
         """A call of function `name` in a plain form, written out: its arguments (run by the
@@ -1628,12 +1634,11 @@ _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS, and
 # small enough for Python to compare as one digit (its fastest comparison of whole numbers)
-# Built-ins whose value is a text or a list (`Compiler._may_join`)
+# Built-ins whose value is a text or a list (`Compiler._may_join`, `_SEQUENCE`)
 _JOINED = frozenset(("str", "join", "keys", "values", "sorted", "range", "filter", "reversed", "unique",
                      "neighbors", "spaces_in", "repeat", "take"))
 # Generated source that is a text or a list (by how it starts): `+` of it is not of numbers.
-_SEQUENCE = re.compile(r"""['"\[]|_join\(|"""
-                       r"P_(?:str|join|keys|values|sorted|range|filter|reversed|unique|neighbors)\(")
+_SEQUENCE = re.compile(r"""['"\[]|_join\(|""" + f"P_(?:{'|'.join(sorted(_JOINED))})\\(")
 # Generated source of a scalar written out (a whole number, none, a truth value, a text)
 _PLAIN_LITERAL = re.compile(r"-?[0-9]+|None|True|False|'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
 _PL_ = f"(?:{_PLAIN_LITERAL.pattern})"
