@@ -551,11 +551,27 @@ class Compiler:
             if scope.pure:
                 raise _CompileError("D104", "assignments are not allowed here (this text must not "
                                     "change the game)", loc)
+            hoist = self._runs_nothing(node.children[0], scope)
             before = dict(self._ents)
             value = self._expr(node.children[-1], scope)
             op = str(node.children[1])[0] if kind == "aug_assign" else None
             # the target's parts run before the value: they may not use what the value found out
             found, self._ents = self._ents, before
+            if hoist:
+                # a target with nothing to run before the value: the value's plain form, held
+                # (as for a `let`); for `n += x` or `n -= x` on a local, that of `n + x`
+                ents, tree, target = dict(before), node.children[-1], node.children[0]
+                local = target.data == "name_target" and str(target.children[0]) in scope.names
+                if op in ("+", "-") and local:
+                    sign = node.children[1]
+                    tree = Tree("binop", [Tree("name", [target.children[0]]),
+                                          Token("ADD_OP", op, sign.start_pos, sign.line, sign.column), tree])
+                    value, op = self._arith(op, f"v_{target.children[0]}", value), None
+                plain = self._plain_form(tree, scope, ents)
+                if plain is not None:
+                    held = u.temp()
+                    self._guarded(depth, f"{held} = ", plain, value, loc)
+                    value, found = held, ents
             self._value_ents = found
             for line in self._assign(node.children[0], value, op, scope).split("\n"):
                 u.emit(depth, line, loc)
@@ -633,6 +649,15 @@ class Compiler:
         name = str(node.children[0])
         return name in _NEW_LISTS and name not in self.sym.functions and name not in self.sym.procedures \
             and source.startswith(f"P_{name}(")
+
+    def _runs_nothing(self, target: Tree, scope: _Scope) -> bool:
+        """Whether assigning to `target` runs no rule text before its value: a local or a
+        global, or a field of an entity held in a local."""
+        if target.data == "name_target":
+            return True
+        obj = target.children[0]
+        return (target.data == "attr_target" and isinstance(obj, Tree) and obj.data == "name"
+                and str(obj.children[0]) in scope.names and str(obj.children[0]) not in self._subst)
 
     def _assign(self, target: Tree, value: str, op: str | None, scope: _Scope) -> str:
         loc = self._at(target)
@@ -1029,12 +1054,12 @@ class Compiler:
             return helper(f"{AUG_OPS[op]}({a}, {b})")
         u = self._unit
         if self._plain and op == "+":
-            # a side that may be a text or a list (`_may_join`): `_add` decides, without giving
-            # way (keeping a join here cost every sum of numbers two more bytecodes, and Samurai
-            # Swords +0.3%)
-            x, y, r = u.temp(), u.temp(), u.temp()
-            return f"({r} if _type({r} := ({x} := {a}) + ({y} := {b})) is _int and {-_SMALL} < {r} < {_SMALL} " \
-                   f"else {helper(f'_add({x}, {y})')})"
+            # a side that may be a text or a list (`_may_join`): a join or a number within
+            # bounds is what `_add` gives (a text or a list results only from two of its kind);
+            # anything else goes to `_add`, without giving way
+            x, y, r, t = u.temp(), u.temp(), u.temp(), u.temp()
+            return (f"({r} if ({t} := _type({r} := ({x} := {a}) + ({y} := {b}))) in _SEQT and _len({r}) <= "
+                    f"{MAX_SEQUENCE} or {t} is _int and {-_SMALL} < {r} < {_SMALL} else {helper(f'_add({x}, {y})')})")
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
             # (two lists joined inline here cost more to compile than it saved: +4% of a cold
             # validation against -0.5% of a Shogun game)

@@ -7,6 +7,8 @@ the step budget. Nothing else is reachable from rule code.
 from __future__ import annotations
 
 import time
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from engine.base.diagnostics import Loc
@@ -129,6 +131,8 @@ def writable(c: Ctx, x: Any, what: str) -> None:
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = frozenset({str, int, bool, type(None)})  # scalars that need no check
+_ROWS = frozenset({list, str})  # what a list of rows holds (`store_value`): rows and texts
+_WHOLE = itemgetter(slice(None))  # x[:]: a copy of a list, a text itself
 
 
 def finite(v: Any, what: str = "the game state") -> Any:
@@ -151,6 +155,12 @@ def store_value(v: Any, what: str = "the game state") -> Any:
         if len(v) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
             return v[:]  # a list of ids or numbers
         if len(v) <= 1_000:  # a list of such lists (pairs, rows): at most 1,000 * 999 + 1,000 values in all
+            # Rows of plain scalars and texts (a choice's pairs and its 'done') are checked and
+            # copied without a bytecode per item: the loop below cost 5% of a Samurai Swords game.
+            # (A text's characters are walked as its items: texts of under 1,000 only.)
+            if (_ROWS.issuperset(map(type, v)) and max(map(len, v), default=0) < 1_000
+                    and _PLAIN.issuperset(map(type, chain.from_iterable(v)))):
+                return list(map(_WHOLE, v))
             out = []
             for x in v:
                 tx = type(x)

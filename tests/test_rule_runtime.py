@@ -450,6 +450,19 @@ def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
         store_value([[0] * 999] * 1_002)
     assert err.value.code == "E003"
     assert store_value([[1.5], [[1]]]) == [[1.5], [[1]]]
+    # rows of plain values and texts (a choice's pairs and its 'done'), copied without a walk
+    rows = [[1, "a", None, True], [], "done", "x" * 1_000]
+    kept = store_value(rows)
+    assert kept == rows and all(k is not r for k, r in zip(kept, rows, strict=True) if type(r) is list)
+    kept[0].append(2)
+    assert rows[0] == [1, "a", None, True]
+    deep = [[1, [2]], "done"]
+    kept = store_value(deep)
+    assert kept == deep and kept[0][1] is not deep[0][1]  # a row holding a list: copied to the last level
+    for bad in ([[float("nan")], "done"], [["a", float("inf")]], [[1], [print]]):
+        with pytest.raises(RuleError):
+            store_value(bad)
+    assert store_value([[0] * 999] * 1_000) == [[0] * 999] * 1_000
 
 
 def test_a_value_nested_past_the_limit_is_refused_where_it_is_stored_so_saves_stay_readable():
@@ -885,12 +898,16 @@ SUM_VALUES = [0, 7, -3, (1 << 30) - 2, -(1 << 30) + 2, 1 << 30, 1 << 62, -(1 << 
 
 
 @pytest.mark.parametrize("text", ["let t = P1.a + P1.b\ntotal = t", "let t = P1.a + P1.b + P1.c\ntotal = t",
-                                  "let t = P1.a + P1.b - P1.c\ntotal = t", "if P1.a + P1.b > 3:\n    total = 1"])
+                                  "let t = P1.a + P1.b - P1.c\ntotal = t", "if P1.a + P1.b > 3:\n    total = 1",
+                                  "total = P1.a + P1.b", "let t = P1.a\nt += P1.b\ntotal = t",
+                                  "let t = P1.c\nt -= P1.a + P1.b\ntotal = t",
+                                  "let x = P1\nx.c = x.a + x.b\ntotal = x.c", "let x = P1\nx.c += x.a\ntotal = x.c"])
 def test_a_sum_in_the_plain_form_gives_what_the_checked_form_gives_for_every_kind_of_value(text):
     """A sum in a plain form has no type test: anything but a number within ±(2**30 - 1) gives
     way to the checked form (a text or a list fails the bounds' comparison). Every value a
-    field can hold, at every place of the sum: the same result, budget and error as the
-    checked form alone."""
+    field can hold, at every place of the sum, in a `let`, an `if` and the value of an
+    assignment (to a global, a local, a field of an entity held in a local; `t += x` as
+    `t + x`): the same result, budget and error as the checked form alone."""
     fields = {"a", "b", "c"}
     for a in SUM_VALUES:
         for b in SUM_VALUES:
@@ -925,6 +942,19 @@ def test_a_sum_with_a_side_that_may_be_a_text_or_a_list_is_added_by_the_helper_i
                  "let t = P1.gold + P1.hand + [2]\ntotal = t"):
         plain_run, checked_run = _both_forms(text, ent, {"hand", "gold"}, {"hand"})
         assert plain_run == checked_run and plain_run[0] == "done", text
+
+
+@pytest.mark.parametrize("text", ["let t = P1.a + P1.b\ntotal = t", "total = P1.a + P1.b + P1.a"])
+def test_a_join_in_the_plain_form_is_bounded_as_the_helper_bounds_it(text):
+    """`+` of sides that may be texts or lists, in a plain form: a join of two of one kind up
+    to 1,000,000 items is kept as it is, and everything else (a join past the bound, mixed
+    kinds, a number out of bounds, none) is left to `_add`: the same result, budget and error
+    as the checked form alone."""
+    values = ["y" * 500_000, "y" * 500_001, "ab", ["a"], [], 7, 1 << 62, None, 0.5]
+    for a in values:
+        for b in values:
+            plain, checked = _both_forms(text, {"P1": {"a": a, "b": b}}, {"a", "b"}, {"a", "b"})
+            assert plain == checked, (text, repr(a)[:20], repr(b)[:20], plain[:2], checked[:2])
 
 
 def _played_and_checked(text: str, ent: dict, budget: int, functions: dict, plain: bool = True) -> list[tuple]:
