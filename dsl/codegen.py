@@ -451,7 +451,7 @@ def rule_error(e: Exception) -> Exception:
 
 
 MAX_NESTING = 150  # Python's parser refuses about 200 nested brackets
-EAGER_SOURCE = 8_000  # generated source longer than this is compiled at validation (bundled rules: < 4,000)
+EAGER_SOURCE = 8_000  # generated source longer than this is compiled at once (a few bundled procedures pass it)
 EAGER_DEPTH = 10  # so is source with blocks nested deeper than this
 
 
