@@ -156,8 +156,9 @@ def store_value(v: Any, what: str = "the game state") -> Any:
             return v[:]  # a list of ids or numbers
         if len(v) <= 1_000:  # a list of such lists (pairs, rows): at most 1,000 * 999 + 1,000 values in all
             # Rows of plain scalars and texts (a choice's pairs and its 'done') are checked and
-            # copied without a bytecode per item: the loop below cost 5% of a Samurai Swords game.
-            # (A text's characters are walked as its items: texts of under 1,000 only.)
+            # copied without a bytecode per item: the loop below cost 5% of a game that offers
+            # pairs at most of its decisions. (A text's characters are walked as its items:
+            # texts of under 1,000 only.)
             if (_ROWS.issuperset(map(type, v)) and max(map(len, v), default=0) < 1_000
                     and _PLAIN.issuperset(map(type, chain.from_iterable(v)))):
                 return list(map(_WHOLE, v))
