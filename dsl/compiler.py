@@ -650,14 +650,15 @@ class Compiler:
         return name in _NEW_LISTS and name not in self.sym.functions and name not in self.sym.procedures \
             and source.startswith(f"P_{name}(")
 
-    def _runs_nothing(self, target: Tree, scope: _Scope) -> bool:
+    @staticmethod
+    def _runs_nothing(target: Tree, scope: _Scope) -> bool:
         """Whether assigning to `target` runs no rule text before its value: a local or a
         global, or a field of an entity held in a local."""
         if target.data == "name_target":
             return True
         obj = target.children[0]
         return (target.data == "attr_target" and isinstance(obj, Tree) and obj.data == "name"
-                and str(obj.children[0]) in scope.names and str(obj.children[0]) not in self._subst)
+                and str(obj.children[0]) in scope.names)
 
     def _assign(self, target: Tree, value: str, op: str | None, scope: _Scope) -> str:
         loc = self._at(target)
