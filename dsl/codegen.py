@@ -394,6 +394,9 @@ class Unit:
         run.__qualname__ = f"rule[{what}]"
         run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
         run.source = source  # type: ignore[attr-defined]
+        # A text that only reads a variable of its caller names it here (the compiler sets it):
+        # the flow reads the variable without a call.
+        run.var = None  # type: ignore[attr-defined]
         return run
 
 

@@ -295,6 +295,7 @@ class Compiler:
             def constant(c: Any) -> Any:  # a plain YAML number or truth value: nothing to compile
                 return value
             constant.fast = constant  # type: ignore[attr-defined]  # as compiled rules have (codegen)
+            constant.var = None  # type: ignore[attr-defined]
             if callee is not None:
                 constant.pos = by_position(constant, callee[1], callee[0])  # type: ignore[attr-defined]
             return constant
@@ -451,7 +452,11 @@ class Compiler:
                     self._unit.emit(0, f"return {checked}", loc)
             else:
                 self._block(tree.children, scope, 0)
-            return self._unit.build(sorted(self._loads), what, self._callee)
+            fn = self._unit.build(sorted(self._loads), what, self._callee)
+            node = tree.children[0] if start == "expression" else None
+            if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in local_names:
+                fn.var = str(node.children[0])  # type: ignore[attr-defined]  # (codegen `Unit.build`)
+            return fn
         except _CompileError as e:
             self.diags.add(e.code, e.message, e.loc, hint=e.hint)
         except _Reported:

@@ -1067,3 +1067,22 @@ def test_a_chain_of_calls_whose_plain_forms_give_way_runs_each_link_a_bounded_nu
                                           plain=False)  # (8 deep: 2**8 runs at most, were the bound lost)
     assert played == checked
     assert played[0] == ends, played
+
+
+def test_an_expression_that_only_reads_a_variable_names_it_so_the_flow_reads_it_without_a_call():
+    """A choice's player or a step's argument written as a variable of the flow (`p`) is read
+    from the variables without a call of its compiled text (`var`); anything else, a read of
+    a field, a constant, a global, or a number, has none and is called."""
+    comp, model, _ = ruleset(fields={"owner"})
+    loc = Loc("flow.yaml", 5, 9)
+    fn = comp.expression("p", loc, {"p", "q"})
+    assert fn.var == "p"
+    c = Ctx({"globals": {"trace": [], "total": 0}, "ent": {}}, model, Hooks(), {"p": "P2"}, meter=Meter(100))
+    assert fn.fast(c) == c.vars.get(fn.var) == "P2"
+    c.vars = {}
+    assert fn.fast(c) is c.vars.get(fn.var) is None  # not set: none, either way
+    assert comp.expression("(p)", loc, {"p", "q"}).var == "p"  # (the same tree)
+    for text in ("p.owner", "P1", "trace", "q if p else p", "p + 0"):
+        assert comp.expression(text, loc, {"p", "q"}).var is None, text
+    assert comp.expression("p", loc, set()) is None  # an unknown name: a compile error, nothing to read
+    assert comp.expression(3, loc, {"p"}).var is None  # a YAML number: nothing compiled

@@ -239,7 +239,7 @@ class _Compiler:
         return effect
 
     def _call(self, idx: int, node: Any) -> Code:
-        code, step, args = self.code, node.step, tuple(node.args.items())
+        code, step, args = self.code, node.step, tuple((k, fn, fn.var) for k, fn in node.args.items())
         target = self.steps[step] if step else -1  # a named step; otherwise `dispatch:` names it as it runs
 
         def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
@@ -248,8 +248,8 @@ class _Compiler:
             c = m._c
             c.vars = v
             given = {}
-            for k, fn in args:
-                a = fn.fast(c)
+            for k, fn, var in args:
+                a = v.get(var) if var is not None else fn.fast(c)  # (a variable: without a call)
                 given[k] = a if type(a) in _PLAIN else store_value(a, "a step's arguments")
             if target < 0:
                 return code[m.model.steps[m._dispatched(node, v, given)]](m, given, depth, -1, None)

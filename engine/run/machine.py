@@ -256,7 +256,8 @@ class FlowMachine:
             options.append(None)
         if not options or (len(options) == 1 and options[0] is None):
             return options
-        player = node.player.fast(c)
+        fn = node.player
+        player = v.get(fn.var) if fn.var is not None else fn.fast(c)  # (a variable: without a call)
         state = self.state
         if player not in state["players"]:
             raise RuleError(f"choice `{node.var}`: {describe(player)} is not a player", node.loc)
