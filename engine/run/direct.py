@@ -239,7 +239,8 @@ class _Compiler:
         return effect
 
     def _call(self, idx: int, node: Any) -> Code:
-        code, step, args = self.code, node.step, tuple((k, fn, fn.var) for k, fn in node.args.items())
+        # (`getattr`: an argument whose text failed to compile is None, and fails only if the call runs)
+        code, step, args = self.code, node.step, tuple((k, fn, getattr(fn, "var", None)) for k, fn in node.args.items())
         target = self.steps[step] if step else -1  # a named step; otherwise `dispatch:` names it as it runs
 
         def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
