@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsl.codegen import AUG_OPS, MAX_CALL_DEPTH, MAX_SEQUENCE, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
-from dsl.primitives import PRIMITIVES
+from dsl.primitives import MAX_TEXT, PRIMITIVES
 from dsl.runtime import Ctx
 from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
@@ -596,7 +596,9 @@ class Compiler:
                 u.emit(depth, f"v_{name} = {value}", loc)
             self._ents.pop(f"v_{name}", None)
         elif kind == "call_stmt":
-            u.emit(depth, self._expr(node.children[0], scope), loc)
+            pushed = self._push_stmt(node.children[0], scope)
+            for line in (pushed or self._expr(node.children[0], scope)).split("\n"):
+                u.emit(depth, line, loc)
         elif kind == "pass_stmt":
             u.emit(depth, "pass", loc)
         elif kind == "stop_stmt":
@@ -643,6 +645,34 @@ class Compiler:
                 self._loops -= 1
         else:  # pragma: no cover - grammar and compiler out of step
             raise _CompileError("D001", f"unsupported statement {kind}", loc)
+
+    def _push_stmt(self, call: Any, scope: _Scope) -> str | None:
+        """`push(xs, item)` as a statement, written out for its common case: a list that is not
+        a constant and has room, and a plain scalar, or a list written out of locals that hold
+        plain scalars (made anew: nothing else holds it, so it needs no copy); a value of any
+        other kind is copied (`_copy`, as the primitive copies it). Anything else goes to the
+        primitive, which checks in the same order and fails with its own error. Lines of one
+        statement, so one location. None: not this form (the call is compiled as any other)."""
+        if not (isinstance(call, Tree) and call.data == "call" and str(call.children[0]) == "push"):
+            return None
+        raw = call.children[1:]
+        if (len(raw) != 2 or scope.pure or "push" in self.sym.functions or "push" in self.sym.procedures
+                or any(isinstance(a, Tree) and a.data == "kwarg" for a in raw)):
+            return None  # (any error of the call is the call's own)
+        if self._used is not None:
+            self._used.add("push")
+        xs, item = (self._expr(a, scope) for a in raw)
+        u = self._unit
+        d, x = u.temp(), u.temp()
+        names = _LOCAL_LIST.fullmatch(item)
+        if names:  # a fresh list of locals: copied only if one holds a list or a map
+            plain = " and ".join(f"_type({n}) in _PL" for n in names.group(1).split(", "))
+        else:
+            plain = f"_type({x}) in _PL"
+        return (f"{d} = {xs}; {x} = {item}\n"
+                f"if _type({d}) is _list and _id({d}) not in c.model.frozen_ids and _len({d}) < {MAX_TEXT}: "
+                f"{d}.append({x} if {plain} else _copy({x}))\n"
+                f"else: P_push(c, {d}, {x})")
 
     def _fresh_list(self, node: Any, source: str) -> bool:
         """Whether `source` (generated from `node`) is a list made anew each time it runs: a
@@ -1661,6 +1691,7 @@ _TEMP = re.compile(r"_t[0-9]+")
 # a local, a global, a temporary, a constant, a quoted id (see `_reads_shared`).
 _NAMED = re.compile(r"v_\w+|_t[0-9]+")  # generated source that is a Python local
 _LOCAL = re.compile(r"v_\w+")  # a local of the rule text
+_LOCAL_LIST = re.compile(r"\[(v_\w+(?:, v_\w+){0,3})\]")  # a list written out of one to four locals
 _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS, and

@@ -465,6 +465,64 @@ def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
     assert store_value([[0] * 999] * 1_000) == [[0] * 999] * 1_000
 
 
+def _pushed(text: str, trace: Any = None, frozen: bool = False) -> tuple[Any, Any]:
+    """`text` run as an effect over the global `trace` (a new list unless given, a constant with
+    `frozen`): (what `trace` holds after it, or the RuleError it raised; the generated source)."""
+    comp, model, _ = ruleset()
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    trace = [] if trace is None else trace
+    if frozen:
+        model.frozen_ids = {id(trace)}
+    c = Ctx({"globals": {"trace": trace, "total": 0}, "ent": {}}, model, Hooks(), {}, meter=Meter(1_000_000))
+    try:
+        fn(c)
+    except RuleError as e:
+        return e, fn.source
+    return c.state["globals"]["trace"], fn.source
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("push(trace, 1)", [1]),
+    ("let a = 1\nlet b = 'x'\npush(trace, [a, b])\ntrace[0][0] = 2", [[2, "x"]]),
+    ("let a = [1]\nlet b = {'k': [2]}\npush(trace, [a, b])\npush(a, 3)\nb['k'][0] = 4", [[[1], {"k": [2]}]]),
+    ("let a = 'x'\nlet b = [1]\npush(trace, [a, b])\npush(b, 3)", [["x", [1]]]),
+    ("let a = 1\nlet b = 2\nlet d = 3\nlet e = 4\nlet f = [5]\npush(trace, [a, b, d, e, f])\npush(f, 6)",
+     [[1, 2, 3, 4, [5]]]),
+    ("let m = {'k': [1]}\npush(trace, m)\npush(m['k'], 2)", [{"k": [1]}]),
+    ("let a = [1]\npush(trace, a)\npush(trace, a)\npush(a, 2)", [[1], [1]]),
+])
+def test_a_push_written_out_copies_what_it_pushes_as_the_primitive_does(text: str, kept: list):
+    got, source = _pushed(text)
+    assert ".append(" in source  # written out, not a call of the primitive
+    assert got == kept
+
+
+@pytest.mark.parametrize("text, trace, frozen, message, code", [
+    ("\npush(trace, 1)", (1, 2), True, "push() cannot change a constant", "E001"),
+    ("\ntrace = 5\npush(trace, 1)", None, False, "push() needs a list, got", "E001"),
+    ("\npush(trace, 1)", [0] * 1_000_000, False, "push() would make a list of more than 1,000,000 items", "E003"),
+    ("let x = 10.5\nfor i in range(9):\n    x = x * x\npush(trace, [1, x])", None, False,
+     "the number inf cannot be kept in the game state", "E003"),
+])
+def test_a_push_written_out_fails_as_the_primitive_fails_at_its_place(text, trace, frozen, message, code):
+    trace = list(trace) if isinstance(trace, tuple) else trace
+    got, source = _pushed(text, trace, frozen)
+    assert ".append(" in source
+    assert isinstance(got, RuleError) and got.message.startswith(message), got
+    assert got.code == code
+    assert got.loc.line == 5 + text.count("\n")  # the push's own line
+    if trace is not None:
+        assert len(trace) in (2, 1_000_000)  # nothing was pushed
+
+
+def test_push_with_more_items_or_a_procedure_named_push_is_a_call():
+    got, source = _pushed("push(trace, 1, [2])")
+    assert got == [1, [2]] and ".append(" not in source
+    comp, model, _ = ruleset(procedures={"push": (("a", "b"), "trace = [a, b]")})
+    c, _ = run_effect(comp, model, "push(1, 2)")
+    assert c.state["globals"]["trace"] == [1, 2]  # the ruleset's own `push` ran
+
+
 def test_a_value_nested_past_the_limit_is_refused_where_it_is_stored_so_saves_stay_readable():
     # A save may nest 200 levels (engine/run/state.py); a value kept in the state at most 100.
     from dsl.runtime import MAX_VALUE_DEPTH, store_value
