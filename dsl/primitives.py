@@ -641,6 +641,7 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
     """
     if not isinstance(container, list) or not all(isinstance(lv, dict) for lv in container):
         raise RuleError("cascade_drop() needs a list of ledges (maps colour -> count)")
+    _charge_cubes(c, cubes, *container)
 
     def draw(rng: Any) -> dict:
         falling = dict(cubes)
@@ -691,6 +692,7 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
         raise RuleError("pool_drop() needs a list holding one map colour -> count")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise RuleError(f"pool_drop() needs a whole number of 0 or more as `limit`, got {describe(limit)}")
+    _charge_cubes(c, cubes, container[0])
 
     def draw(rng: Any) -> dict:
         pool = container[0]
@@ -717,6 +719,13 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
                 pool[colour] = pool.get(colour, 0) + n - through  # stayed, or jammed at the entry
         return {k: v for k, v in sorted(out.items()) if v}
     return c.hooks.chance(c, "drop", draw, forced_apply=lambda out: _force_drop(container, cubes, out))
+
+
+def _charge_cubes(c: Ctx, *maps: Any) -> None:
+    """A drop costs one step of the budget per cube thrown or inside: its draws walk up to
+    that many (a drop of 10**12 cubes would otherwise run for days). Counts that are not whole
+    numbers are left to the draw, which refuses them."""
+    c.charge(sum(n for m in maps if isinstance(m, dict) for n in m.values() if type(n) is int and n > 0))
 
 
 def _binomial(rng: Any, n: int, p: float) -> int:
