@@ -254,6 +254,7 @@ def any_(c: Ctx, xs: Any, where: Any = None) -> bool:
     """True if any item is true (or satisfies `where=x => cond`)."""
     xs = _seq(xs, "any()")
     if where is None:
+        c.charge(len(xs))  # (each item looked at, as with a test)
         return any(xs)
     return any(ok for _x, ok in _verdicts(c, xs, _where(c, where, "any()")))
 
@@ -263,6 +264,7 @@ def all_(c: Ctx, xs: Any, where: Any = None) -> bool:
     """True if every item is true (or satisfies `where=x => cond`)."""
     xs = _seq(xs, "all()")
     if where is None:
+        c.charge(len(xs))
         return all(xs)
     return all(ok for _x, ok in _verdicts(c, xs, _where(c, where, "all()")))
 
@@ -495,6 +497,7 @@ def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
         raise RuleError(f"insert() needs a list, got {describe(xs)}")
     if len(xs) >= MAX_TEXT:
         raise RuleError(f"insert() would make a list of more than {MAX_TEXT:,} items", code="E003")
+    c.charge(len(xs))  # the items after it move up
     xs.insert(i, store_value(item))
 
 
@@ -504,6 +507,13 @@ def remove(c: Ctx, xs: Any, item: Any) -> None:
     if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
         writable(c, xs, "remove()")
     if isinstance(xs, list):
+        # a walk to the item, and the items after it move down (Ctx.charge, written out: most
+        # removals of a card or a unit come here)
+        m = c.meter
+        u = m.used + len(xs)
+        m.used = u
+        if u > m.limit:
+            m.over()
         try:
             xs.remove(item)
             return
@@ -522,10 +532,12 @@ def discard(c: Ctx, xs: Any, item: Any) -> bool:
     """Remove `item` from a list or map if it is there; true if something was removed."""
     if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
         writable(c, xs, "discard()")
-    if isinstance(xs, list) and item in xs:
-        xs.remove(item)
-        return True
-    if isinstance(xs, dict) and item in xs:
+    if isinstance(xs, list):
+        c.charge(len(xs))  # (as remove)
+        if item in xs:
+            xs.remove(item)
+            return True
+    elif isinstance(xs, dict) and item in xs:
         del xs[item]
         return True
     return False
@@ -538,6 +550,8 @@ def pop(c: Ctx, xs: Any, i: int = -1) -> Any:
         writable(c, xs, "pop()")
     if not isinstance(xs, list) or not xs:
         raise RuleError(f"pop() needs a non-empty list, got {describe(xs)}")
+    if i != -1:
+        c.charge(len(xs))  # the items after it move down
     return xs.pop(i)
 
 
@@ -548,6 +562,7 @@ def take(c: Ctx, xs: Any, n: int = 1) -> list:
         writable(c, xs, "take()")
     if not isinstance(xs, list):
         raise RuleError(f"take() needs a list, got {describe(xs)}")
+    c.charge(len(xs))  # the items taken, and the rest moving up
     got = xs[:n]
     del xs[:n]
     return got
@@ -598,6 +613,7 @@ def shuffle(c: Ctx, xs: Any) -> None:
         writable(c, xs, "shuffle()")
     if not isinstance(xs, list):
         raise RuleError(f"shuffle() needs a list, got {describe(xs)}")
+    c.charge(len(xs))  # a draw per item
 
     def draw(rng: Any) -> list:
         out = list(xs)

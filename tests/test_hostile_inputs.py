@@ -64,6 +64,8 @@ PLAY: dict[str, tuple[str, int, int, str]] = {  # case: (code, line, column, wor
     "play-sorted-key-heavy":   ("E002", 13, 7, "steps of work"),
     "play-count-where-heavy":  ("E002", 14, 7, "steps of work"),
     "play-tower-bomb":         ("E002", 12, 7, "steps of work"),
+    "play-shuffle-loop":       ("E002", 13, 11, "steps of work"),
+    "play-remove-loop":        ("E002", 14, 11, "steps of work"),
     "play-text-doubling":      ("E003", 14, 11, "more than 1,000,000 items"),
     "play-template-doubling":  ("E003", 14, 11, "more than 1,000,000 items"),
     "play-join-bomb":          ("E003", 13, 7, "more than 1,000,000 characters"),

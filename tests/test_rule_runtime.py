@@ -523,6 +523,33 @@ def test_push_with_more_items_or_a_procedure_named_push_is_a_call():
     assert c.state["globals"]["trace"] == [1, 2]  # the ruleset's own `push` ran
 
 
+@pytest.mark.parametrize("text", [
+    "let x = any(big)", "let x = all(big)", "insert(big, 0, 1)", "remove(big, 0)", "discard(big, 0)",
+    "let x = pop(big, 0)", "let x = take(big, 1)", "shuffle(big)",
+    "let x = pool_drop([{'a': 5000}], {'b': 5000}, 0.5, 0.5)",
+    "let x = cascade_drop([{'a': 2500}, {'a': 2500}], {'b': 5000}, 0.5, 0.5)",
+])
+def test_a_built_in_that_walks_or_moves_every_item_costs_a_step_per_item(text: str):
+    # Each is one call in a loop, whatever the list's size: unpriced, a loop of them over a
+    # list of a million ran for hours (tests/broken/play-*-loop, play-tower-bomb).
+    comp, model, _ = ruleset()
+    comp.sym.globals.add("big")
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    assert fn is not None, comp.diags.items
+
+    class Chance(Hooks):
+        def chance(self, c: Ctx, kind: str, draw: Any, forced_apply: Any = None, **info: Any) -> Any:
+            import random
+            rng = random.Random(1)
+            rng.below = lambda n: rng.randrange(n)  # (the engine generator's interface)
+            return draw(rng)
+
+    c = Ctx({"globals": {"trace": [], "total": 0, "big": [0] * 10_000}, "ent": {}}, model, Chance(), {},
+            meter=Meter(1_000_000))
+    fn(c)
+    assert 10_000 <= c.meter.used < 10_100
+
+
 def test_a_value_nested_past_the_limit_is_refused_where_it_is_stored_so_saves_stay_readable():
     # A save may nest 200 levels (engine/run/state.py); a value kept in the state at most 100.
     from dsl.runtime import MAX_VALUE_DEPTH, store_value
