@@ -657,7 +657,6 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
     """
     if not isinstance(container, list) or not all(isinstance(lv, dict) for lv in container):
         raise RuleError("cascade_drop() needs a list of ledges (maps colour -> count)")
-    _charge_cubes(c, cubes, *container)
 
     def draw(rng: Any) -> dict:
         falling = dict(cubes)
@@ -666,7 +665,7 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
             passed: dict = {}
             for colour in sorted(falling):
                 n = falling[colour]
-                k = _binomial(rng, n, pass_p)
+                k = _binomial(c, rng, n, pass_p)
                 if k:
                     passed[colour] = k
                 if n - k:
@@ -676,7 +675,7 @@ def cascade_drop(c: Ctx, container: Any, cubes: Any, pass_p: Any, dislodge_p: An
             if n_passed and dislodge_p > 0:
                 loose_p = 1.0 - (1.0 - dislodge_p) ** n_passed  # knocked by at least one passing cube
                 for colour in sorted(before):
-                    k = _binomial(rng, before[colour], loose_p)
+                    k = _binomial(c, rng, before[colour], loose_p)
                     if k:
                         loosened[colour] = k
                 for colour, n in loosened.items():
@@ -708,13 +707,12 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
         raise RuleError("pool_drop() needs a list holding one map colour -> count")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise RuleError(f"pool_drop() needs a whole number of 0 or more as `limit`, got {describe(limit)}")
-    _charge_cubes(c, cubes, container[0])
 
     def draw(rng: Any) -> dict:
         pool = container[0]
         out: dict = {}
         for colour in sorted(pool):
-            n = _binomial(rng, pool[colour], stuck_p)
+            n = _binomial(c, rng, pool[colour], stuck_p)
             if n:
                 out[colour] = n
         for colour, n in out.items():
@@ -726,9 +724,9 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
         if limit is not None and left > limit:
             room = limit
         for colour, n in thrown.items():
-            past = _hypergeometric(rng, left, n, room)  # of the `room` that get past, how many are `colour`
+            past = _hypergeometric(c, rng, left, n, room)  # of the `room` that get past, how many are `colour`
             left, room = left - n, room - past
-            through = _binomial(rng, past, fresh_p)
+            through = _binomial(c, rng, past, fresh_p)
             if through:
                 out[colour] = out.get(colour, 0) + through
             if n - through:
@@ -737,21 +735,17 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
     return c.hooks.chance(c, "drop", draw, forced_apply=lambda out: _force_drop(container, cubes, out))
 
 
-def _charge_cubes(c: Ctx, *maps: Any) -> None:
-    """A drop costs one step of the budget per cube thrown or inside: its draws walk up to
-    that many (a drop of 10**12 cubes would otherwise run for days). Counts that are not whole
-    numbers are left to the draw, which refuses them."""
-    c.charge(sum(n for m in maps if isinstance(m, dict) for n in m.values() if type(n) is int and n > 0))
-
-
-def _binomial(rng: Any, n: int, p: float) -> int:
+def _binomial(c: Ctx, rng: Any, n: int, p: float) -> int:
     """How many of `n` independent trials of probability `p` succeed, from one uniform number:
     the cumulative distribution is walked up to it (inversion). A trial here is what
-    `rng.random() < p` decides for one cube."""
+    `rng.random() < p` decides for one cube. The walk takes up to `n` steps: past a handful,
+    they are charged to the budget (a drop of 10**12 cubes would walk for days)."""
     if n <= 0 or p <= 0:
         return 0
     if p >= 1:
         return n
+    if n > 32:
+        c.charge(n)
     q = 1.0 - p
     pk = q ** n  # P(0 successes)
     if pk < 1e-300:  # so many trials that the walk would underflow: count them one by one
@@ -765,13 +759,16 @@ def _binomial(rng: Any, n: int, p: float) -> int:
     return k
 
 
-def _hypergeometric(rng: Any, total: int, good: int, draws: int) -> int:
+def _hypergeometric(c: Ctx, rng: Any, total: int, good: int, draws: int) -> int:
     """How many of `draws` items taken at random without replacement from `total`, of which
-    `good` are marked, are marked (inversion, one uniform number; none when it is certain)."""
+    `good` are marked, are marked (inversion, one uniform number; none when it is certain).
+    Charged as `_binomial` is: its work grows with `total`."""
     bad = total - good
     lo, hi = max(0, draws - bad), min(good, draws)
     if lo >= hi:
         return lo
+    if total > 32:
+        c.charge(total)
     pk = comb(good, lo) * comb(bad, draws - lo) / comb(total, draws)
     u = rng.random()
     k, cum = lo, pk

@@ -301,7 +301,7 @@ def test_binomial_inversion_gives_the_binomial_probabilities(n: int, p: float) -
     steps = 50_000
     counts = [0] * (n + 1)
     for i in range(steps):
-        counts[_binomial(_Grid((i + 0.5) / steps), n, p)] += 1
+        counts[_binomial(_ctx(), _Grid((i + 0.5) / steps), n, p)] += 1
     for k in range(n + 1):
         assert abs(counts[k] / steps - comb(n, k) * p**k * (1 - p) ** (n - k)) <= 2 / steps
 
@@ -316,7 +316,7 @@ def test_hypergeometric_inversion_gives_the_hypergeometric_probabilities(total: 
     steps = 50_000
     counts = [0] * (draws + 1)
     for i in range(steps):
-        counts[_hypergeometric(_Grid((i + 0.5) / steps), total, good, draws)] += 1
+        counts[_hypergeometric(_ctx(), _Grid((i + 0.5) / steps), total, good, draws)] += 1
     for k in range(draws + 1):
         exact = comb(good, k) * comb(total - good, draws - k) / comb(total, draws)
         assert abs(counts[k] / steps - exact) <= 2 / steps
