@@ -507,13 +507,7 @@ def remove(c: Ctx, xs: Any, item: Any) -> None:
     if id(xs) in c.model.frozen_ids:  # (runtime.writable, its test written out)
         writable(c, xs, "remove()")
     if isinstance(xs, list):
-        # a walk to the item, and the items after it move down (Ctx.charge, written out: most
-        # removals of a card or a unit come here)
-        m = c.meter
-        u = m.used + len(xs)
-        m.used = u
-        if u > m.limit:
-            m.over()
+        c.charge(len(xs))  # a walk to the item, and the items after it move down
         try:
             xs.remove(item)
             return
