@@ -11,13 +11,14 @@ located from the traceback, so locating costs nothing while rules run.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 from dsl.primitives import PRIMITIVES, _seq, describe
-from dsl.runtime import _PLAIN, Ctx, RuleError, finite, store_value, writable
+from dsl.runtime import _PLAIN, _SCALARS, FREE_WALK, Ctx, RuleError, compared, finite, store_value, weigh, writable
 from engine.base.diagnostics import Loc
 
 MAX_CALL_DEPTH = 200
@@ -40,7 +41,7 @@ _INT_LIMIT = 1 << MAX_INT_BITS  # numbers of more bits than MAX_INT_BITS reach i
 _NEG_LIMIT = -_INT_LIMIT
 
 
-def _add(x: Any, y: Any) -> Any:
+def _add(c: Ctx, x: Any, y: Any) -> Any:
     # Doubling a list, a text or a number in a loop reaches any size in a few steps: bound it.
     t = type(x)
     if t is int and type(y) is int:  # the common case, without the checks below
@@ -49,8 +50,14 @@ def _add(x: Any, y: Any) -> Any:
             return r
         raise _too_big()
     if (t is str or t is list) and type(y) is t:
-        if len(x) + len(y) > MAX_SEQUENCE:
-            raise _too_long()
+        n = len(x) + len(y)
+        if n > FREE_WALK:  # (`_made`, written out: most joins that come here are long)
+            if n > MAX_SEQUENCE:
+                raise _too_long()
+            m = c.meter
+            m.used += n
+            if m.used > m.limit:
+                m.over()
         return x + y
     r = x + y
     if type(r) is int and r.bit_length() > MAX_INT_BITS:
@@ -58,7 +65,17 @@ def _add(x: Any, y: Any) -> Any:
     return r
 
 
-def _sub(x: Any, y: Any) -> Any:
+def _made(c: Ctx, n: int) -> bool:
+    """A list or text of `n` items is about to be made: refused past MAX_SEQUENCE, and its items
+    copied are work for the budget past FREE_WALK (the short ones the games join cost nothing)."""
+    if n > MAX_SEQUENCE:
+        raise _too_long()
+    if n > FREE_WALK:
+        c.charge(n)
+    return True
+
+
+def _sub(c: Ctx, x: Any, y: Any) -> Any:
     return _sub_result(x - y)
 
 
@@ -70,30 +87,56 @@ def _sub_result(r: Any) -> Any:
     return r
 
 
-def _mul(x: Any, y: Any) -> Any:
+def _mul(c: Ctx, x: Any, y: Any) -> Any:
     seq, n = (x, y) if isinstance(x, (str, list)) else (y, x)
-    if isinstance(seq, (str, list)) and isinstance(n, int) and len(seq) * n > MAX_SEQUENCE:
-        raise _too_long()
+    if isinstance(seq, (str, list)) and isinstance(n, int):
+        _made(c, len(seq) * n)
     if type(x) is int and type(y) is int and x.bit_length() + y.bit_length() > MAX_INT_BITS + 1:
         raise _too_big()
     return x * y
 
 
-def _join(parts: tuple) -> str:
-    """A text template such as "{a}{b}": bounded like `+`."""
-    if sum(map(len, parts)) > MAX_SEQUENCE:
-        raise _too_long()
+def _mod(x: Any, y: Any) -> Any:
+    """`x % y`: the remainder of numbers. (Python would format a text with it, walking whatever
+    it is given: a rule writes a template "{a}" for that.)"""
+    if isinstance(x, str):
+        raise RuleError("`%` gives the remainder of two numbers; to put values into a text, write a "
+                        'template such as "{a} of {b}"')
+    return x % y
+
+
+def _join(c: Ctx, parts: tuple) -> str:
+    """A text template such as "{a}{b}": bounded and priced like `+`."""
+    _made(c, sum(map(len, parts)))
     return "".join(parts)
 
 
 def _in(c: Ctx, x: Any, seq: Any) -> bool:
-    """`x in seq`: a long list is walked item by item, which is work for the budget."""
-    if type(seq) is list and len(seq) > 32:
+    """`x in seq`: a long list is walked item by item, and a list or a map looked for is walked
+    against each; a long text is searched character by character: work for the budget."""
+    t = type(seq)
+    if t is list:
+        if len(seq) > FREE_WALK:
+            c.charge(len(seq))
+        if type(x) not in _SCALARS:
+            compared(c, x, len(seq))
+    elif t is str and len(seq) > FREE_WALK:
         c.charge(len(seq))
     return x in seq
 
 
 AUG_OPS = {"+": "_add", "-": "_sub", "*": "_mul"}
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge}
+
+
+def _compare(c: Ctx | None, x: Any, y: Any, op: str) -> bool:
+    """`x op y` where `x` is not a scalar (compiler `_x_compare`): two lists or maps are walked
+    item by item, up to the whole of `x`, which is work for the budget (`weigh`; `c` None in a
+    plain form, which gives way to the checked form past FREE_WALK items)."""
+    if isinstance(x, (list, dict)) and isinstance(y, (list, dict)):
+        weigh(c, x)
+    return _COMPARE[op](x, y)
 
 
 def _attr(c: Ctx, o: Any, f: str) -> Any:
@@ -128,9 +171,9 @@ def _set_item(c: Ctx, d: Any, k: Any, v: Any, op: Callable | None = None) -> Non
     if type(d) is dict and op is None and type(v) in _PLAIN:  # the common case: a map, a plain value
         d[k] = v
     elif isinstance(d, dict):
-        d[k] = finite(op(d.get(k, 0), v), "a map") if op else store_value(v)
+        d[k] = finite(op(c, d.get(k, 0), v), "a map") if op else store_value(v, c)
     elif isinstance(d, list) and isinstance(k, int) and -len(d) <= k < len(d):
-        d[k] = finite(op(d[k], v), "a list") if op else store_value(v)
+        d[k] = finite(op(c, d[k], v), "a list") if op else store_value(v, c)
     else:
         raise RuleError(f"cannot set item {describe(k)} of {describe(d)}")
 
@@ -258,9 +301,9 @@ def _spaces(c: Ctx) -> list:
 
 BASE_NAMESPACE: dict[str, Any] = {
     "__builtins__": {},  # rule code gets no Python builtins at all
-    "_add": _add, "_sub": _sub, "_mul": _mul, "_attr": _attr,
+    "_add": _add, "_sub": _sub, "_mul": _mul, "_mod": _mod, "_attr": _attr,
     "_set_item": _set_item, "_state_of": _state_of, "_in": _in, "_iter": _iter, "_ucall": _ucall, "_text": _text,
-    "_deep_at_caller": _deep_at_caller, "_over_at_caller": _over_at_caller,
+    "_deep_at_caller": _deep_at_caller, "_compare": _compare, "_SC": _SCALARS, "_over_at_caller": _over_at_caller,
     "_coll": _coll, "_spaces": _spaces, "_copy": store_value, "_join": _join, "_len": len,
     "_type": type, "_str": str, "_dict": dict,  # for the inline read of a field (compiler `_x_getattr`)
     "_int": int, "_sub_result": _sub_result, "_finite": finite,  # for inline `+` and `-` (compiler `_arith`)
@@ -288,6 +331,9 @@ class Unit:
         self._temps = 0
         self.static = False  # the text reads static attributes inline: its function needs `S`
         self.calls_out = False  # the text calls functions, procedures, modifiers, events or steps
+        # locals bound once, on entry, whose comparisons ask once whether each holds a scalar:
+        # `_s_NAME` (compiler `_x_compare`)
+        self.scalar_flags: set[str] = set()
 
     def temp(self) -> str:
         """A fresh name for a value an expression uses twice (`:=`)."""
@@ -325,8 +371,9 @@ class Unit:
         prologue = list(dict.fromkeys(prologue))  # E once
         if self.static:
             prologue.append("S = c.model.static")
+        flags = [f"_s_{name} = _type(v_{name}) in _SC" for name in sorted(self.scalar_flags)]
         head = ["def __rule(c):", *(["    V = c.vars"] if loads else []), *("    " + ln for ln in prologue),
-                *(f"    v_{name} = V.get({name!r})" for name in loads)]
+                *(f"    v_{name} = V.get({name!r})" for name in loads), *("    " + ln for ln in flags)]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
         sources = [(source, len(head) + 1, "fast")]
         if callee is not None:
@@ -338,12 +385,12 @@ class Unit:
                 pos_head += ["    _d = c.depth",
                              f"    if _d >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
                              "    c.depth = _d + 1",
-                             "    try:", *("        " + ln for ln in prologue)]
+                             "    try:", *("        " + ln for ln in prologue + flags)]
                 pos_source = "\n".join(pos_head + ["        " + ln for ln in self.lines] +
                                        ["        return None", "    finally:", "        c.depth = _d"])
             else:  # nothing it runs looks at the depth: it is checked, not counted up and down
                 pos_head += [f"    if c.depth >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
-                             *("    " + ln for ln in prologue)]
+                             *("    " + ln for ln in prologue + flags)]
                 pos_source = "\n".join(pos_head + ["    " + ln for ln in self.lines] + ["    return None"])
             sources.append((pos_source, len(pos_head) + 1, "pos"))
         # The depth is at most the number of opening brackets: count them first (in C), and

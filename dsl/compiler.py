@@ -19,10 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dsl.codegen import AUG_OPS, MAX_CALL_DEPTH, MAX_SEQUENCE, Unit, by_position
+from dsl.codegen import AUG_OPS, MAX_CALL_DEPTH, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import MAX_TEXT, PRIMITIVES
-from dsl.runtime import Ctx
+from dsl.runtime import FREE_WALK, Ctx
 from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
 from engine.base.memo import ScopedMemo
@@ -281,6 +281,7 @@ class Compiler:
         self._values: dict[str, Tree | None] = {}  # functions' values, parsed (`_value_tree`)
         self._subst: dict[str, str] = {}  # an inlined function's parameters: the generated source of each
         self._inlining: tuple[str, ...] = ()  # the functions being inlined, outermost first
+        self._entry_once: set[str] = set()  # locals bound on entry only (`_compile_tree`)
 
     # ---- public entry points ----
 
@@ -439,6 +440,7 @@ class Compiler:
         self._ents: dict[str, str] = {}  # locals whose entity's state dict a temporary holds here (`_x_getattr`)
         self._value_ents: dict[str, str] = {}  # those known once an assignment's value ran
         self._once = _bound_once(tree, local_names)
+        self._entry_once = self._once & self._incoming  # bound on entry only (`_x_compare`)
         self._plain = False  # writing the plain form of an expression (`_plain_form`)
         self._dots = self._src.count(".") > 1  # (a text without two reads `o.f` shares none)
         try:
@@ -671,7 +673,7 @@ class Compiler:
             plain = f"_type({x}) in _PL"
         return (f"{d} = {xs}; {x} = {item}\n"
                 f"if _type({d}) is _list and _id({d}) not in c.model.frozen_ids and _len({d}) < {MAX_TEXT}: "
-                f"{d}.append({x} if {plain} else _copy({x}))\n"
+                f"{d}.append({x} if {plain} else _copy({x}, c))\n"
                 f"else: P_push(c, {d}, {x})")
 
     def _fresh_list(self, node: Any, source: str) -> bool:
@@ -967,7 +969,7 @@ class Compiler:
             self._base, self._pieces = saved, saved_pieces
         if pos < len(text):
             parts.append(repr(text[pos:]))
-        return f"_join(({', '.join(parts)},))"
+        return f"_join(c, ({', '.join(parts)},))"
 
     def _x_list_(self, node: Tree, scope: _Scope) -> str:
         return "[" + ", ".join(self._expr(ch, scope) for ch in node.children) + "]"
@@ -979,7 +981,7 @@ class Compiler:
     def _x_comprehension(self, node: Tree, scope: _Scope) -> str:
         elem_node, name_tok, seq_node, *cond_node = node.children
         name = str(name_tok)
-        inner = scope.child({name})
+        inner = scope.child({name}, scalar=self._scalar_items(seq_node, scope))
         if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
             self._no_walrus += 1
             try:
@@ -1018,9 +1020,32 @@ class Compiler:
         return f"(-{self._expr(node.children[0], scope)})"
 
     def _x_compare(self, node: Tree, scope: _Scope) -> str:
-        a = self._expr(node.children[0], scope)
-        b = self._expr(node.children[2], scope)
-        return f"({a} {node.children[1]} {b})"
+        """`a op b`: as Python compares, where that takes a bounded time, which is where a side
+        is a scalar: one the rule writes or computes (`_SCALAR_KINDS`), or a list of such
+        written out; else, where one holds a scalar when it runs. Two lists or maps are
+        compared by codegen `_compare`, which prices the walk. A local bound once, on entry (a
+        parameter), is asked once per call (`Unit.scalar_flags`): in the hottest comparisons a
+        field is compared with a parameter, in a loop."""
+        left, right = node.children[0], node.children[2]
+        a = self._expr(left, scope)
+        b = self._expr(right, scope)
+        op = str(node.children[1])
+        plain = f"({a} {op} {b})"
+        if self._is_scalar(left, scope) or self._is_scalar(right, scope) or any(
+                _PLAIN_LITERAL.fullmatch(x) or _FRESH_LITERAL.fullmatch(x) for x in (a, b)):
+            return plain
+        ctx = "None" if self._plain else "c"  # (a plain form charges nothing: codegen `_compare`)
+        priced = f"_compare({ctx}, {a}, {b}, {op!r})"
+        for side in (a, b):
+            name = side[2:]
+            if _LOCAL.fullmatch(side) and name in self._entry_once and name not in scope.inner and not self._inlining:
+                self._unit.scalar_flags.add(name)
+                return f"({plain} if _s_{name} else {priced})"
+        if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
+            return priced
+        x = a if _TEMP.fullmatch(a) else self._unit.temp()
+        held = x if x == a else f"({x} := {a})"
+        return f"({x} {op} {b} if _type({held}) in _SC else _compare({ctx}, {x}, {b}, {op!r}))"
 
     def _x_binop(self, node: Tree, scope: _Scope) -> str:
         a = self._expr(node.children[0], scope)
@@ -1029,8 +1054,7 @@ class Compiler:
         if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
             # (a literal number added or taken away grows a value by one step of the budget at most)
-            if self._plain and op == "+" and not self._no_walrus and not (
-                    self._may_join(node.children[0]) or self._may_join(node.children[2])):
+            if self._plain_sum(node):
                 # A number within ±_SMALL is what `_add` gives (it bounds only texts, lists and
                 # huge whole numbers, and adds the rest as Python does). Anything else gives way
                 # to the checked form: a text or a list fails the comparison (TypeError), a huge
@@ -1038,7 +1062,48 @@ class Compiler:
                 r = self._unit.temp()
                 return f"({r} if {-_SMALL} < ({r} := {a} + {b}) < {_SMALL} else _miss())"
             return self._arith(op, a, b)
+        if op == "%" and not _NUMBER.fullmatch(a):  # (a text on the left would be formatted: codegen `_mod`)
+            return f"_mod({a}, {b})"
         return f"({a} {op} {b})"
+
+    def _plain_sum(self, node: Tree) -> bool:
+        """Whether `a + b` is written as a sum of numbers, or `_miss()` (`_x_binop`)."""
+        return (self._plain and str(node.children[1]) == "+" and not self._no_walrus
+                and not (self._may_join(node.children[0]) or self._may_join(node.children[2])))
+
+    def _is_scalar(self, node: Any, scope: _Scope) -> bool:
+        """Whether `node` gives a scalar or fails, as it is written here: by its kind
+        (`_scalar_kind`), a sum of numbers in a plain form, a number written in the rule added
+        to anything, `len` or `count`, a branch of two such, or a call of a function whose
+        value is one by its kind."""
+        if _scalar_kind(node):
+            return True
+        if not isinstance(node, Tree):
+            return False
+        if node.data == "name":
+            return str(node.children[0]) in scope.scalars
+        if node.data == "binop":  # (a number added to anything else is a number, or fails)
+            return self._plain_sum(node) or (str(node.children[1]) == "+" and any(
+                isinstance(x, Tree) and x.data in ("int_", "decimal") for x in node.children[::2]))
+        if node.data == "ternary":
+            return self._is_scalar(node.children[0], scope) and self._is_scalar(node.children[2], scope)
+        if node.data == "call":
+            name = str(node.children[0])
+            if name in self.sym.functions:
+                return _scalar_kind(self._value_tree(name))
+            return name in _SCALAR_PRIMITIVES and name not in self.sym.procedures
+        return False
+
+    def _scalar_items(self, node: Any, scope: _Scope) -> bool:
+        """Whether the list `node` gives holds scalars only: `range(...)` or a collection (ids;
+        a name is one only where no local, global or constant has it: `_name`)."""
+        if not isinstance(node, Tree):
+            return False
+        name = str(node.children[0])
+        if node.data == "call":
+            return name == "range" and name not in self.sym.functions and name not in self.sym.procedures
+        return node.data == "name" and name in self.sym.collections and name not in scope.names \
+            and name not in self.sym.globals and name not in self.sym.constants
 
     def _may_join(self, node: Any, depth: int = 0) -> bool:
         """Whether `node`, a side of a `+`, looks as if it could be a text or a list, by its kind:
@@ -1072,44 +1137,47 @@ class Compiler:
         if _PLAIN_LITERAL.fullmatch(value) or _FRESH_LITERAL.fullmatch(value):
             return value  # (a list or map written out of plain scalars is made anew each time: no copy)
         if _TEMP.fullmatch(value):  # a value already held in a temporary
-            return f"({value} if _type({value}) in _PL else _copy({value}))"
+            return f"({value} if _type({value}) in _PL else _copy({value}, c))"
         x = self._unit.temp()  # (assignments are statements: `:=` is allowed here)
-        return f"({x} if _type({x} := {value}) in _PL else _copy({x}))"
+        return f"({x} if _type({x} := {value}) in _PL else _copy({x}, c))"
 
     def _arith(self, op: str, a: str, b: str, kept: bool = False) -> str:
-        """`a op b` bounded (codegen `_add`, `_sub`, `_mul`), with the common case inline: two
-        whole numbers added, or a difference, without a call while it is below 2**62 either
-        way (beyond, the helper decides). Not where a side is plainly a text or a list: there
-        the checks written out would only delay the call. `kept`: the result goes into the
+        """`a op b` bounded and priced (codegen `_add`, `_sub`, `_mul`), with the common case
+        inline: two whole numbers added, or a difference, without a call while it is below
+        2**62 either way, or a join of up to FREE_WALK items (beyond, the helper decides). Not
+        where a side is plainly a text or a list: there the checks written out would only delay
+        the call. `kept`: the result goes into the
         state (`+=` on a field or a global), so a helper's result is refused if it is NaN or an
         infinity (`finite`; an inline result is a whole number or a difference within 2**62)."""
         def helper(call: str) -> str:
             return f"_finite({call})" if kept else call
 
         if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
-            return helper(f"{AUG_OPS[op]}({a}, {b})")
+            return helper(f"{AUG_OPS[op]}(c, {a}, {b})")
         u = self._unit
         if self._plain and op == "+":
             # a side that may be a text or a list (`_may_join`): a join or a number within
             # bounds is what `_add` gives (a text or a list results only from two of its kind);
             # anything else goes to `_add`, without giving way
             x, y, r, t = u.temp(), u.temp(), u.temp(), u.temp()
+            # (a join that `_add` would price gives way: a plain form charges nothing, `_plain_ok`)
             return (f"({r} if ({t} := _type({r} := ({x} := {a}) + ({y} := {b}))) in _SEQT and _len({r}) <= "
-                    f"{MAX_SEQUENCE} or {t} is _int and {-_SMALL} < {r} < {_SMALL} else {helper(f'_add({x}, {y})')})")
+                    f"{FREE_WALK} or {t} is _int and {-_SMALL} < {r} < {_SMALL} else _miss() if {t} in _SEQT "
+                    f"else {helper(f'_add(c, {x}, {y})')})")
         if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
             # (two lists joined inline here cost more to compile than it saved: +4% of a cold
             # validation against -0.5% of a Shogun game)
             x, y, r = u.temp(), u.temp(), u.temp()
             return (f"({r} if _type({x} := {a}) is _type({y} := {b}) is _int and {-_SMALL} < ({r} := {x} + {y}) "
-                    f"< {_SMALL} else {helper(f'_add({x}, {y})')})")
-        if op == "+":  # a text or a list on one side: two of one kind joined, bounded as `_add` bounds it
+                    f"< {_SMALL} else {helper(f'_add(c, {x}, {y})')})")
+        if op == "+":  # a text or a list on one side: two of one kind joined, as `_add` joins them
             x, y = u.temp(), u.temp()
             return (f"({x} + {y} if _type({x} := {a}) is _type({y} := {b}) in _SEQT and _len({x}) + _len({y}) "
-                    f"<= {MAX_SEQUENCE} else {helper(f'_add({x}, {y})')})")
+                    f"<= {FREE_WALK} else {helper(f'_add(c, {x}, {y})')})")
         if op == "-":
             r = u.temp()
             return f"({r} if {-_SMALL} < ({r} := {a} - {b}) < {_SMALL} else {helper(f'_sub_result({r})')})"
-        return helper(f"{AUG_OPS[op]}({a}, {b})")
+        return helper(f"{AUG_OPS[op]}(c, {a}, {b})")
 
     def _x_getitem(self, node: Tree, scope: _Scope) -> str:
         return f"{self._expr(node.children[0], scope)}[{self._expr(node.children[1], scope)}]"
@@ -1598,6 +1666,9 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
             todo.extend(parts)
         elif n.data in _PLAIN_KINDS or (n.data == "string" and not _BRACES.search(n.children[0])):
             reads = reads or n.data == "getattr"
+            # (`*` may repeat a list, which is priced; a join or a comparison that would be
+            # gives way to the checked form instead: `_arith`, `_x_compare`)
+            charges = charges or (n.data == "binop" and str(n.children[1]) == "*")
             todo.extend(n.children)
         elif n.data == "comprehension" and not body:  # (charged its list's length when it starts)
             charges = True
@@ -1675,14 +1746,35 @@ def _first_token(tree: Tree) -> Token | None:
 
 
 class _Scope:
-    __slots__ = ("names", "pure")
+    __slots__ = ("inner", "names", "pure", "scalars")
 
-    def __init__(self, names: set[str], pure: bool):
+    def __init__(self, names: set[str], pure: bool, inner: frozenset[str] = frozenset(),
+                 scalars: frozenset[str] = frozenset()):
         self.names = names
         self.pure = pure
+        self.inner = inner  # names bound by a comprehension or an `x => ...` function around here
+        self.scalars = scalars  # of those, the ones that hold scalars (`Compiler._is_scalar`)
 
-    def child(self, extra: set[str]) -> _Scope:
-        return _Scope(self.names | extra, self.pure)
+    def child(self, extra: set[str], scalar: bool = False) -> _Scope:
+        return _Scope(self.names | extra, self.pure, self.inner | extra,
+                      self.scalars | extra if scalar else self.scalars - extra)
+
+
+# Expressions whose value is a scalar, or an error: a comparison with one is bounded (`_x_compare`).
+_SCALAR_KINDS = frozenset({"int_", "decimal", "string", "true", "false", "none", "compare", "in_", "not_in", "not_",
+                           "neg"})
+
+
+# Built-ins that give a number, a text, a truth value or none, by what they declare.
+_SCALAR_PRIMITIVES = frozenset(name for name, p in PRIMITIVES.items()
+                               if p.fn.__annotations__.get("return") in ("int", "str", "bool", "None"))
+
+
+def _scalar_kind(node: Any) -> bool:
+    """Whether `node` computes a scalar by its kind: a number, text, truth value or none, a
+    comparison, `not`, a negation, a difference, a quotient or a remainder."""
+    return isinstance(node, Tree) and (node.data in _SCALAR_KINDS or (
+        node.data == "binop" and str(node.children[1]) in ("-", "/", "//", "%")))
 
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")

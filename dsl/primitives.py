@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from math import comb
 from typing import Any
 
-from dsl.runtime import _PLAIN, Ctx, RuleError, copy_value, data_size, finite, store_value, writable
+from dsl.runtime import _PLAIN, Ctx, RuleError, compared, copy_value, data_size, finite, store_value, writable
 from engine.base.record import FrozenRecord
 
 
@@ -113,8 +113,9 @@ def describe(x: Any) -> str:
     return f"`{text}`"
 
 
-def _key(c: Ctx, key: Any) -> Callable[[Any], Any] | None:
-    """What Python's min, max and sorted compare by: the items themselves (None) or `key`'s value."""
+def _key(c: Ctx, key: Any, times: int) -> Callable[[Any], Any] | None:
+    """What Python's min, max and sorted compare by: the items themselves (None) or `key`'s value,
+    a list or a map of which is walked up to `times` times (`compared`)."""
     if key is None:
         return None
     if not callable(key):
@@ -126,8 +127,18 @@ def _key(c: Ctx, key: Any) -> Callable[[Any], Any] | None:
         m.used = u
         if u > m.limit:
             m.over()
-        return key(c, v)
+        k = key(c, v)
+        if type(k) not in _PLAIN:
+            compared(c, k, times)
+        return k
     return keyed
+
+
+def _items_compared(c: Ctx, xs: list, times: int) -> None:
+    """Each item of `xs`, not all plain scalars, is about to be compared about `times` times
+    (`compared`)."""
+    for x in xs:
+        compared(c, x, times)
 
 
 def _where(c: Ctx, where: Any, what: str) -> Callable[[Ctx, Any], Any]:
@@ -192,7 +203,9 @@ def _extreme(c: Ctx, fn: Callable, args: tuple, key: Any, default: Any, name: st
         if default is _MISSING:
             raise RuleError(f"{name}() of an empty list; give default=...")
         return default
-    return fn(xs, key=_key(c, key))
+    if key is None and not _PLAIN.issuperset(map(type, xs)):
+        _items_compared(c, xs, 1)  # (each item against the best so far)
+    return fn(xs, key=_key(c, key, 1))
 
 
 _MISSING = object()
@@ -239,8 +252,11 @@ def range_(c: Ctx, a: int, b: Any = None) -> list:
 def sorted_(c: Ctx, xs: Any, key: Any = None, reverse: bool = False) -> list:
     """The items sorted (stable), by `key=x => value` if given; `reverse=true` for descending."""
     xs = _seq(xs, "sorted()", c)
-    c.charge(len(xs).bit_length() * len(xs))  # comparisons: n log n
-    return sorted(xs, key=_key(c, key), reverse=bool(reverse))
+    times = len(xs).bit_length()  # comparisons: n log n, each item in about log n of them
+    c.charge(times * len(xs))
+    if key is None and not _PLAIN.issuperset(map(type, xs)):
+        _items_compared(c, xs, times)
+    return sorted(xs, key=_key(c, key, times), reverse=bool(reverse))
 
 
 @primitive()
@@ -294,6 +310,8 @@ def last(c: Ctx, xs: Any, default: Any = None) -> Any:
 def index(c: Ctx, xs: Any, x: Any) -> int:
     """Position (from 0) of `x` in the list; an error if absent."""
     xs = _seq(xs, "index()", c)
+    if type(x) not in _PLAIN:
+        compared(c, x, len(xs))
     try:
         return xs.index(x)
     except ValueError:
@@ -343,6 +361,8 @@ def unique(c: Ctx, xs: Any) -> list:
     seen: list = []
     for x in _seq(xs, "unique()", c):
         c.charge(len(seen))  # each item is compared with those kept so far
+        if type(x) not in _PLAIN:
+            compared(c, x, len(seen))
         if x not in seen:
             seen.append(x)
     return seen
@@ -353,7 +373,7 @@ def repeat(c: Ctx, x: Any, n: int) -> list:
     """A list of `n` copies of `x` (at most 100,000)."""
     if not isinstance(n, int) or n > MAX_RANGE:
         raise RuleError(f"repeat() needs a whole number up to {MAX_RANGE:,}")
-    one = store_value(x, "a list")
+    one = store_value(x, c, "a list")
     c.charge(max(0, n) * data_size(one))
     return [copy_value(one) for _ in range(max(0, n))]
 
@@ -485,7 +505,7 @@ def push(c: Ctx, xs: Any, *items: Any) -> None:
     if len(xs) + len(items) > MAX_TEXT:
         raise RuleError(f"push() would make a list of more than {MAX_TEXT:,} items", code="E003")
     for i in items:  # each a copy (a plain scalar is its own), appended once all before it are copied
-        xs.append(i if type(i) in _PLAIN else store_value(i))
+        xs.append(i if type(i) in _PLAIN else store_value(i, c))
 
 
 @primitive("effect")
@@ -498,7 +518,7 @@ def insert(c: Ctx, xs: Any, i: int, item: Any) -> None:
     if len(xs) >= MAX_TEXT:
         raise RuleError(f"insert() would make a list of more than {MAX_TEXT:,} items", code="E003")
     c.charge(len(xs))  # the items after it move up
-    xs.insert(i, store_value(item))
+    xs.insert(i, store_value(item, c))
 
 
 @primitive("effect")
@@ -508,6 +528,8 @@ def remove(c: Ctx, xs: Any, item: Any) -> None:
         writable(c, xs, "remove()")
     if isinstance(xs, list):
         c.charge(len(xs))  # a walk to the item, and the items after it move down
+        if type(item) not in _PLAIN:
+            compared(c, item, len(xs))
         try:
             xs.remove(item)
             return
@@ -528,6 +550,8 @@ def discard(c: Ctx, xs: Any, item: Any) -> bool:
         writable(c, xs, "discard()")
     if isinstance(xs, list):
         c.charge(len(xs))  # (as remove)
+        if type(item) not in _PLAIN:
+            compared(c, item, len(xs))
         if item in xs:
             xs.remove(item)
             return True

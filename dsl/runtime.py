@@ -41,6 +41,7 @@ class Stop(Exception):
 
 
 WORK_BUDGET = 1_000_000  # steps of work between two decisions (flow steps, rule steps, calls, items)
+FREE_WALK = 64  # items an operator or built-in may walk, copy or make without a charge: the lists the games handle
 MAX_STATE_ITEMS = 1_000_000  # values (list items, map entries) in one value copied into the state
 # Lists and maps inside one another in such a value: a save or log line may nest 200 levels
 # (engine/run/state.py MAX_JSON_DEPTH), and the state itself takes a few; games use under 10.
@@ -135,6 +136,42 @@ _ROWS = frozenset({list, str})  # what a list of rows holds (`store_value`): row
 _WHOLE = itemgetter(slice(None))  # x[:]: a copy of a list, a text itself
 
 
+class GiveWay(Exception):
+    """A plain form meets work it would have to charge (`weigh`): the checked form decides."""
+
+
+def weigh(c: Ctx | None, v: Any) -> int:
+    """Charge the work of walking the whole of `v`, a list or a map (comparing it with another,
+    looking for it in a list): one step per item of every list and map inside it, a list held
+    in many places counted in each, past the first FREE_WALK. Charged as it walks, so a value
+    that holds one list a million times stops at the budget, not after the walk. With `c`
+    None (a plain form, which charges nothing), GiveWay past FREE_WALK. Lists of plain scalars
+    are checked at C speed; a step a bytecode is for the rest. Returns the items walked."""
+    todo, total, charged = [v], 0, 0
+    while todo:
+        x = todo.pop()
+        total += len(x)
+        if total > FREE_WALK:
+            if c is None:
+                raise GiveWay
+            c.charge(total - charged)
+            charged = total
+        items = x.values() if isinstance(x, dict) else x
+        if not _PLAIN.issuperset(map(type, items)):
+            todo.extend(i for i in items if isinstance(i, (list, dict)))
+    return total
+
+
+def compared(c: Ctx, x: Any, times: int) -> None:
+    """`x` is about to be compared `times` times (looked for in a list, sorted among others): a
+    list or a map is walked up to its whole each time, which is work for the budget past
+    FREE_WALK items in all."""
+    if times > 0 and isinstance(x, (list, dict)):
+        w = weigh(c, x)
+        if w * times > FREE_WALK:
+            c.charge(w * times - (w if w > FREE_WALK else 0))
+
+
 def finite(v: Any, what: str = "the game state") -> Any:
     """`v`, unless it is NaN or an infinity, which saves and logs cannot hold (E003): what
     `store_value` keeps, and a number computed into the state in place (`+=`, `add_count`)."""
@@ -143,24 +180,29 @@ def finite(v: Any, what: str = "the game state") -> Any:
     return v
 
 
-def store_value(v: Any, what: str = "the game state") -> Any:
+def store_value(v: Any, c: Ctx | None = None, what: str = "the game state") -> Any:
     """A copy of a value a rule puts into the state: plain data only (no function), at most
     MAX_STATE_ITEMS values in all, counting every shared list once per place it appears (a list
     holding the same big list twice becomes two copies in the state), and nested at most
-    MAX_VALUE_DEPTH levels deep (so that a save or log line holding it can be read back)."""
+    MAX_VALUE_DEPTH levels deep (so that a save or log line holding it can be read back). With
+    `c`, the copy is work for the budget: one step per value copied, past FREE_WALK."""
     t = type(v)
     if t in _PLAIN:  # the common cases first, without the walk below: a plain scalar,
         return v
     if t is list:
-        if len(v) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
+        if (n := len(v)) <= MAX_STATE_ITEMS and _PLAIN.issuperset(map(type, v)):
+            if n > FREE_WALK and c is not None:
+                c.charge(n)
             return v[:]  # a list of ids or numbers
         if len(v) <= 1_000:  # a list of such lists (pairs, rows): at most 1,000 * 999 + 1,000 values in all
             # Rows of plain scalars and texts (a choice's pairs and its 'done') are checked and
             # copied without a bytecode per item: the loop below cost 5% of a game that offers
             # pairs at most of its decisions. (A text's characters are walked as its items:
             # texts of under 1,000 only.)
-            if (_ROWS.issuperset(map(type, v)) and max(map(len, v), default=0) < 1_000
+            if (_ROWS.issuperset(map(type, v)) and (w := max(map(len, v), default=0)) < 1_000
                     and _PLAIN.issuperset(map(type, chain.from_iterable(v)))):
+                if (n := n * (w + 1)) > FREE_WALK and c is not None:  # (at most: each row and its items)
+                    c.charge(n)
                 return list(map(_WHOLE, v))
             out = []
             for x in v:
@@ -172,6 +214,8 @@ def store_value(v: Any, what: str = "the game state") -> Any:
                 else:
                     break
             else:
+                if c is not None:
+                    _charge_copy(c, len(out) + sum(len(x) for x in out if type(x) is list))
                 return out
     if t is float:  # an infinity or NaN is refused: saves and logs hold numbers only
         return finite(v, what)
@@ -200,7 +244,15 @@ def store_value(v: Any, what: str = "the game state") -> Any:
             raise RuleError(f"a function cannot be kept in {what}: only data (numbers, text, true/false, "
                             "none, lists and maps) can be stored", code="E004")
         raise RuleError(f"a value of type {t.__name__} cannot be kept in {what}", code="E004")
-    return copy(v, 1)
+    kept = copy(v, 1)
+    if c is not None:
+        _charge_copy(c, MAX_STATE_ITEMS - budget[0])
+    return kept
+
+
+def _charge_copy(c: Ctx, n: int) -> None:
+    if n > FREE_WALK:
+        c.charge(n)
 
 
 def data_size(v: Any) -> int:

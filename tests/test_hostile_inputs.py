@@ -66,10 +66,10 @@ PLAY: dict[str, tuple[str, int, int, str]] = {  # case: (code, line, column, wor
     "play-tower-bomb":         ("E002", 11, 7, "steps of work"),
     "play-shuffle-loop":       ("E002", 12, 11, "steps of work"),
     "play-remove-loop":        ("E002", 13, 11, "steps of work"),
-    "play-text-doubling":      ("E003", 14, 11, "more than 1,000,000 items"),
-    "play-template-doubling":  ("E003", 14, 11, "more than 1,000,000 items"),
+    "play-text-doubling":      ("E002", 14, 11, "steps of work"),  # (each join costs its length)
+    "play-template-doubling":  ("E002", 14, 11, "steps of work"),
     "play-join-bomb":          ("E003", 13, 7, "more than 1,000,000 characters"),
-    "play-list-doubling":      ("E003", 15, 11, "more than 1,000,000 items"),
+    "play-list-doubling":      ("E002", 15, 11, "steps of work"),
     "play-shared-list-bomb":   ("E003", 16, 7, "too large to keep in the game state"),
     "play-deep-value":         ("E003", 13, 7, "nested too deeply to keep in the game state"),
     "play-number-growth":      ("E003", 15, 11, "more than 1,000 digits"),
@@ -78,6 +78,12 @@ PLAY: dict[str, tuple[str, int, int, str]] = {  # case: (code, line, column, wor
     "play-do-text-under-loop": ("E001", 12, 10, "cannot evaluate this"),
     "play-score-not-a-number": ("E001", 12, 11, "the score of P1 must be a number, got none"),
     "play-infinite-number":    ("E003", 14, 7, "the number inf cannot be kept in the game state"),
+    "play-compare-bomb":       ("E002", 12, 7, "steps of work"),
+    "play-compare-loop":       ("E002", 13, 11, "steps of work"),
+    "play-copy-loop":          ("E002", 12, 11, "steps of work"),
+    "play-join-loop":          ("E002", 12, 11, "steps of work"),
+    "play-format-bomb":        ("E001", 11, 7, "remainder of two numbers"),
+    "play-argument-loop":      ("E002", 16, 9, "steps of work"),  # (a flow item's copy: located there)
 }
 CLEAN_PLAY = {"play-ok-mixed-keys", "play-ok-say-function", "play-ok-control-characters"}
 

@@ -131,6 +131,17 @@ class Direct:
                 raise_located(e)
 
 
+def kept(v: Any, c: Any, what: str, loc: Any) -> Any:
+    """`store_value` of what the flow copies (a step's arguments, a loop's items, a choice's
+    options), its copy charged: a failure is located at the flow item (no rule is running)."""
+    try:
+        return store_value(v, c, what)
+    except RuleError as e:
+        if not e.loc.line:
+            e.loc = loc
+        raise
+
+
 def raise_located(e: Exception) -> None:
     """Raise `e` as what it is reported as: a failure inside rule code (which both machines run
     bare, without the wrapper of each compiled rule) becomes a RuleError at the rule's
@@ -251,7 +262,7 @@ class _Compiler:
             given = {}
             for k, fn, var in args:
                 a = v.get(var) if var is not None else fn.fast(c)  # (a variable: without a call)
-                given[k] = a if type(a) in _PLAIN else store_value(a, "a step's arguments")
+                given[k] = a if type(a) in _PLAIN else kept(a, c, "a step's arguments", node.loc)
             if target < 0:
                 return code[m.model.steps[m._dispatched(node, v, given)]](m, given, depth, -1, None)
             return code[target](m, given, depth, -1, None)
@@ -317,7 +328,8 @@ class _Compiler:
                 c.vars = v
                 got = fn.fast(c)
                 # a list, the common case, without the checks of `_loop_items` for the others
-                items = store_value(got, LOOP_ITEMS) if over_list and type(got) is list else m._loop_items(node, got)
+                items = kept(got, c, LOOP_ITEMS, loc) if over_list and type(got) is list else \
+                    m._loop_items(node, got, c)
             # The body's variables: the loop's, with its variable set for each item. One dict
             # serves every item: when an item's body is done, no frame refers to it any more.
             inner = dict(v) if var and not var_global else v

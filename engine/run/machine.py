@@ -12,12 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from dsl.primitives import describe
-from dsl.runtime import Ctx, Meter, RuleError, copy_value, store_value
+from dsl.runtime import Ctx, Meter, RuleError, copy_value
 from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
-from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, raise_located
+from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, kept, raise_located
 from engine.run.log import Recorder
 from engine.run.state import controller, state_hash
 
@@ -108,7 +108,8 @@ class FlowMachine:
             self._call_effect(node.fn, dict(frame["v"]))
         elif kind == "call":
             stack.pop()
-            args = {k: store_value(fn(self._ctx(frame["v"])), "a step's arguments") for k, fn in node.args.items()}
+            c = self._ctx(frame["v"])
+            args = {k: kept(fn(c), c, "a step's arguments", node.loc) for k, fn in node.args.items()}
             self._push(self.model.steps[node.step or self._dispatched(node, frame["v"], args)], {}, args)
         elif kind == "step":
             if frame["i"] == 0:
@@ -126,7 +127,7 @@ class FlowMachine:
                 self._step_hook("after_", node, frame)
         elif kind == "repeat" or kind == "for":
             if "x" not in frame:
-                frame["x"] = self._loop_items(node, node.fn.fast(self._ctx(frame["v"])))
+                frame["x"] = self._loop_items(node, node.fn.fast(self._ctx(frame["v"])), self._c)
             i = frame["i"]
             if i < len(frame["x"]):
                 frame["i"] = i + 1
@@ -172,19 +173,21 @@ class FlowMachine:
         return sched
 
     @staticmethod
-    def _loop_items(node: Any, got: Any) -> list:
+    def _loop_items(node: Any, got: Any, c: Ctx) -> list:
         """The items a `repeat` or `for` item of the flow runs its body for, from what its
-        rule gave (`got`)."""
+        rule gave (`got`). A rule's list is copied, and the copy charged (`kept`); a
+        `repeat`'s numbers are the engine's own, charged only as each round runs (a repeat
+        of a million may ask a decision in each)."""
         if node.kind == "repeat":
             if not isinstance(got, int) or got < 0 or got > MAX_REPEAT:
                 raise RuleError(f"repeat needs a whole number from 0 to {MAX_REPEAT:,}, got "
                                 f"{describe(got)}", node.loc)
-            got = list(range(1, got + 1))
-        elif isinstance(got, dict):
+            return list(range(1, got + 1))
+        if isinstance(got, dict):
             got = list(got)
         elif not isinstance(got, list):
             raise RuleError(f"`for` needs a list, got {describe(got)}", node.loc)
-        return store_value(got, LOOP_ITEMS)
+        return kept(got, c, LOOP_ITEMS, node.loc)
 
     @staticmethod
     def _while_guard(node: Any, turns: int) -> None:
@@ -251,7 +254,7 @@ class FlowMachine:
             options = list(options)
         if not isinstance(options, list):
             raise RuleError(f"the options of `{node.var}` must be a list, got {describe(options)}", node.loc)
-        options = store_value(options, "a choice's options")
+        options = kept(options, c, "a choice's options", node.loc)
         if node.optional:
             options.append(None)
         if not options or (len(options) == 1 and options[0] is None):
