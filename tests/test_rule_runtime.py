@@ -580,6 +580,10 @@ def _cost(text: str, big: Any, **kwargs: Any) -> int:
     ("let x = sorted([big, big, big])", [0] * 5_000, 6 + 3 * 2 * 5_000),  # sorted: each item in log n comparisons
     ("let x = max([big, big])", [0] * 5_000, 2 + 2 * 5_000),
     ("let x = unique([big, big, big])", [0] * 5_000, 3 + 2 + 2 * 5_000),  # each against those kept
+    # a comprehension's variable holds a scalar only over range() or a collection
+    ("let x = len([y for y in big if y == big[1]])", [[0] * 5_000] * 2, 2 + 2 * 5_000),
+    ("let ys = big\nlet x = len([y for y in ys if y == ys[1]])", [[0] * 5_000] * 2, 2 + 2 * 5_000),
+    ("let x = len([y for y in reversed(big) if y == big[1]])", [[0] * 5_000] * 2, 2 + 2 + 2 * 5_000),
 ])
 def test_an_operation_on_a_whole_value_costs_a_step_per_item_it_walks_or_makes(text: str, big: Any, steps: int):
     # Each was free, whatever the size: a loop of them over a list of a million ran for minutes
@@ -612,26 +616,35 @@ def test_two_lists_sharing_a_list_compared_stop_at_the_budget_at_once():
 def test_a_comparison_with_a_scalar_side_is_plain_python_and_a_parameter_is_asked_once():
     from dsl.compiler import Callable_
     comp, model, _ = ruleset(fields={"owner"})
-    comp.sym.functions["mine"] = Callable_(("p",), Loc("rules.yaml", 3, 3), "len([x for x in big if x.owner == p])")
+    text = "len([x for x in big if x.owner == p])"
+    comp.sym.functions["mine"] = Callable_(("p",), Loc("rules.yaml", 3, 3), text)
     comp.sym.globals.add("big")
-    fn = comp.expression("len([x for x in big if x.owner == p])", Loc("rules.yaml", 3, 3), {"p"},
-                         callee=("mine", ("p",)))
+    fn = comp.expression(text, Loc("rules.yaml", 3, 3), {"p"}, callee=("mine", ("p",)))
     assert "_s_p = _type(v_p) in _SC" in fn.source and "if _s_p else" in fn.source
-    for text in ("total = 1 if trace == [] else 2", "total = 1 if len(trace) > 0 else 2",
-                 "total = 1 if trace[0] == 'a' else 2", "total = 1 if trace[0] + 1 > 2 else 2",
-                 "total = len([i for i in range(3) if trace[0] == i])"):
-        fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
-        assert "_compare" not in fn.source and "_SC" not in fn.source, text
-    # a parameter holding a list is compared as any list is
+    for other in ("total = 1 if trace == [] else 2", "total = 1 if len(trace) > 0 else 2",
+                  "total = 1 if trace[0] == 'a' else 2", "total = 1 if trace[0] + 1 > 2 else 2",
+                  "total = len([i for i in range(3) if trace[0] == i])"):
+        assert "_SC" not in comp.effect(other, Loc("flow.yaml", 5, 9), set(), "effect").source, other
+    # the parameter holding a list, in either way of calling: compared as any list is, and priced
     ent = {"a": {"owner": [0] * 5_000}, "b": {"owner": [0] * 5_000}}
-    c = Ctx({"globals": {"trace": [], "total": 0, "big": ["a", "b"]}, "ent": ent}, model, Hooks(), {"p": [0] * 5_000},
-            meter=Meter(1_000_000))
-    assert fn_value(comp, "len([x for x in big if x.owner == p])", c) == 2 and c.meter.used >= 10_000
+    for call in (lambda c: fn(c), lambda c: fn.pos(c, c.vars["p"])):
+        c = Ctx({"globals": {"trace": [], "total": 0, "big": ["a", "b"]}, "ent": ent}, model, Hooks(),
+                {"p": [0] * 5_000}, meter=Meter(1_000_000))
+        assert call(c) == 2 and c.meter.used >= 10_000
+        c.vars["p"] = 7
+        assert call(c) == 0
 
 
-def fn_value(comp: Compiler, text: str, c: Ctx) -> Any:
-    fn = comp.expression(text, Loc("rules.yaml", 3, 3), {"p"})
-    return fn(c)
+@pytest.mark.parametrize("text", ["total = P1.a * 2 + P1.b", "total = (P1.a == P1.b) + P1.c"])
+def test_a_plain_form_that_gives_way_after_a_priced_operation_charges_it_once(text: str):
+    # A plain form either gives its charges back when it gives way (a repeat) or gives way
+    # before charging (a comparison of long lists): play spends what validation does.
+    values = [[0] * 5_000, [1], 3, 1 << 62]
+    for a in values:
+        for b in values:
+            for c in (1, 1 << 62):
+                plain, checked = _both_forms(text, {"P1": {"a": a, "b": b, "c": c}}, {"a", "b", "c"})
+                assert plain == checked, (text, repr(a)[:12], repr(b)[:12], c)
 
 
 def test_a_remainder_of_a_text_is_an_error_not_a_format():
