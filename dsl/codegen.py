@@ -114,13 +114,13 @@ def _join(c: Ctx, parts: tuple) -> str:
 def _in(c: Ctx, x: Any, seq: Any) -> bool:
     """`x in seq`: a long list is walked item by item, and a list or a map looked for is walked
     against each; a long text is searched character by character: work for the budget."""
-    t = type(seq)
-    if t is list:
+    if type(seq) is list:
         if len(seq) > FREE_WALK:
             c.charge(len(seq))
-        if type(x) not in _SCALARS:
-            compared(c, x, len(seq))
-    elif t is str and len(seq) > FREE_WALK:
+        if type(x) in _SCALARS:  # (the common case: an id or a number looked for)
+            return x in seq
+        compared(c, x, len(seq))
+    elif type(seq) is str and len(seq) > FREE_WALK:
         c.charge(len(seq))
     return x in seq
 

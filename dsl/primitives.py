@@ -14,7 +14,18 @@ from collections.abc import Callable, Iterator
 from math import comb
 from typing import Any
 
-from dsl.runtime import _PLAIN, Ctx, RuleError, compared, copy_value, data_size, finite, store_value, writable
+from dsl.runtime import (
+    _PLAIN,
+    FREE_WALK,
+    Ctx,
+    RuleError,
+    compared,
+    copy_value,
+    data_size,
+    finite,
+    store_value,
+    writable,
+)
 from engine.base.record import FrozenRecord
 
 
@@ -203,8 +214,10 @@ def _extreme(c: Ctx, fn: Callable, args: tuple, key: Any, default: Any, name: st
         if default is _MISSING:
             raise RuleError(f"{name}() of an empty list; give default=...")
         return default
-    if key is None and not _PLAIN.issuperset(map(type, xs)):
-        _items_compared(c, xs, 1)  # (each item against the best so far)
+    if key is None and type(xs[0]) not in _PLAIN:
+        # each item against the best so far, which starts as the first: if that is a scalar, a
+        # list met later fails at once (Python orders no list against a scalar), unwalked
+        _items_compared(c, xs, 1)
     return fn(xs, key=_key(c, key, 1))
 
 
@@ -395,8 +408,11 @@ def join(c: Ctx, xs: Any, sep: Any = ", ") -> str:
     """The items as one text, separated by `sep` (default ", "): `join(names)` is "Aki, Bingo"."""
     sep = sep if isinstance(sep, str) else describe(sep).strip("`")
     parts = [x if isinstance(x, str) else describe(x).strip("`") for x in _seq(xs, "join()", c)]
-    if sum(map(len, parts)) + len(sep) * len(parts) > MAX_TEXT:
+    n = sum(map(len, parts)) + len(sep) * len(parts)
+    if n > MAX_TEXT:
         raise RuleError(f"join() would make a text of more than {MAX_TEXT:,} characters", code="E003")
+    if n > FREE_WALK:  # the characters copied
+        c.charge(n)
     return sep.join(parts)
 
 
@@ -821,6 +837,8 @@ def say(c: Ctx, *parts: Any) -> None:
     text = " ".join(p if isinstance(p, str) else describe(p).strip("`") for p in parts)
     if len(text) > MAX_TEXT:
         raise RuleError(f"say() of a text of more than {MAX_TEXT:,} characters", code="E003")
+    if len(text) > FREE_WALK:  # a line kept in the account: a loop of long ones would fill the memory
+        c.charge(len(text))
     c.hooks.say(c, text)
 
 

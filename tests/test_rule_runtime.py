@@ -573,6 +573,7 @@ def _cost(text: str, big: Any, **kwargs: Any) -> int:
     ("let x = big * 3", [0] * 5_000, 15_000),                              # a repeat
     ("let x = big + 'x'", "y" * 5_000, 5_001),                             # a text joined
     ("let x = '{big}{big}'", "y" * 5_000, 10_000),                         # a template
+    ("let x = join([big, big], '')", "y" * 5_000, 2 + 10_000),             # join: the text made
     ("let x = big == [0] + big", [0] * 5_000, 10_001),                     # a join, then the left side walked
     ("let x = big in [[1], big]", [[0] * 5_000], 2 * 5_001),              # a list looked for, against each item
     ("let x = 'zz' in big", "y" * 5_000, 5_000),                           # a text searched
@@ -592,6 +593,25 @@ def test_an_operation_on_a_whole_value_costs_a_step_per_item_it_walks_or_makes(t
     assert abs(_cost(text, big) - steps) <= 10, _cost(text, big)
 
 
+def test_a_line_said_costs_its_length_where_the_account_is_kept():
+    # A loop of long lines would fill the memory with the account; a silent run skips `say`.
+    comp, model, _ = ruleset()
+    comp.sym.globals.add("big")
+    fn = comp.effect("say(big)\nsay('short')", Loc("flow.yaml", 5, 9), set(), "effect")
+
+    class Told(Hooks):
+        silent = False
+
+        def say(self, c: Ctx, text: str) -> None:
+            self.events.append(("say", {"text": text}))
+
+    for hooks, steps in ((Told(), 5_000), (Hooks(), 0)):
+        c = Ctx({"globals": {"trace": [], "total": 0, "big": "y" * 5_000}, "ent": {}}, model, hooks, {},
+                meter=Meter(1_000_000))
+        fn(c)
+        assert c.meter.used == steps and len(hooks.events) == (2 if steps else 0)
+
+
 @pytest.mark.parametrize("text, steps", [
     ("trace = big", 0), ("let x = big + big", 0), ("let x = big * 2", 0), ("let x = 5 in big", 0),
     ("let x = sorted(big)", 3 + 2 * 3), ("let x = '{big}'", 0), ("let x = big + 'de'", 0),
@@ -606,11 +626,15 @@ def test_two_lists_sharing_a_list_compared_stop_at_the_budget_at_once():
     # Each shares one list of 1,000 a million times: compared unpriced, 10**9 item comparisons
     comp, model, _ = ruleset()
     made = "let a = [[range(1000)] * 1000] * 1000\nlet b = [[range(1000)] * 1000] * 1000\n"
-    for text in ("total = a == b", "total = a in [b, 1]", "total = len(sorted([a, b]))", "total = index([b], a)"):
+    for text in ("total = a == b", "total = a in [b, 1]", "total = len(sorted([a, b]))", "total = index([b], a)",
+                 "total = len(max([a, b]))"):
         text = made + text
         with pytest.raises(RuleError) as err:
             run_effect(comp, model, text)
         assert err.value.code == "E002", text
+    with pytest.raises(RuleError) as err:  # a scalar first: max meets a list against it and fails, unwalked
+        run_effect(comp, model, made + "total = max([1, a, b])")
+    assert err.value.code == "E001" and "cannot evaluate" in err.value.message
 
 
 def test_a_comparison_with_a_scalar_side_is_plain_python_and_a_parameter_is_asked_once():
