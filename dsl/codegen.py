@@ -65,14 +65,13 @@ def _add(c: Ctx, x: Any, y: Any) -> Any:
     return r
 
 
-def _made(c: Ctx, n: int) -> bool:
+def _made(c: Ctx, n: int) -> None:
     """A list or text of `n` items is about to be made: refused past MAX_SEQUENCE, and its items
     copied are work for the budget past FREE_WALK (the short ones the games join cost nothing)."""
     if n > MAX_SEQUENCE:
         raise _too_long()
     if n > FREE_WALK:
         c.charge(n)
-    return True
 
 
 def _sub(c: Ctx, x: Any, y: Any) -> Any:
