@@ -1073,9 +1073,10 @@ class Compiler:
 
     def _is_scalar(self, node: Any, scope: _Scope) -> bool:
         """Whether `node` gives a scalar or fails, as it is written here: by its kind
-        (`_scalar_kind`), a sum of numbers in a plain form, a number written in the rule added
-        to anything, `len` or `count`, a branch of two such, or a call of a function whose
-        value is one by its kind."""
+        (`_scalar_kind`), a comprehension's variable over `range()` or a collection, a sum of
+        numbers in a plain form, a number written in the rule added to anything, a branch of
+        two such, a built-in that declares a scalar result, or a call of a function whose value
+        is one by its kind."""
         if _scalar_kind(node):
             return True
         if not isinstance(node, Tree):
@@ -1146,9 +1147,9 @@ class Compiler:
         inline: two whole numbers added, or a difference, without a call while it is below
         2**62 either way, or a join of up to FREE_WALK items (beyond, the helper decides). Not
         where a side is plainly a text or a list: there the checks written out would only delay
-        the call. `kept`: the result goes into the
-        state (`+=` on a field or a global), so a helper's result is refused if it is NaN or an
-        infinity (`finite`; an inline result is a whole number or a difference within 2**62)."""
+        the call. `kept`: the result goes into the state (`+=` on a field or a global), so a
+        helper's result is refused if it is NaN or an infinity (`finite`; an inline result is a
+        whole number or a difference within 2**62)."""
         def helper(call: str) -> str:
             return f"_finite({call})" if kept else call
 
