@@ -793,6 +793,9 @@ def _binomial(c: Ctx, rng: Any, n: int, p: float) -> int:
     return k
 
 
+_EXACT_TOTAL = 10_000  # items of a hypergeometric draw walked by inversion (a tower holds tens of cubes)
+
+
 def _hypergeometric(c: Ctx, rng: Any, total: int, good: int, draws: int) -> int:
     """How many of `draws` items taken at random without replacement from `total`, of which
     `good` are marked, are marked (inversion, one uniform number; none when it is certain).
@@ -803,7 +806,18 @@ def _hypergeometric(c: Ctx, rng: Any, total: int, good: int, draws: int) -> int:
         return lo
     if total > 32:
         c.charge(total)
-    pk = comb(good, lo) * comb(bad, draws - lo) / comb(total, draws)
+    # Past a few thousand, the exact first term takes seconds of whole-number arithmetic and
+    # may be too small for a float (the walk would then give `hi` every time): draw the items
+    # one by one instead, as `_binomial` counts its trials when its first term underflows.
+    pk = comb(good, lo) * comb(bad, draws - lo) / comb(total, draws) if total <= _EXACT_TOTAL else 0.0
+    if pk < 1e-300:
+        k = 0
+        for _ in range(draws):
+            if rng.random() * total < good:
+                k += 1
+                good -= 1
+            total -= 1
+        return k
     u = rng.random()
     k, cum = lo, pk
     while u >= cum and k < hi:

@@ -306,6 +306,23 @@ def test_binomial_inversion_gives_the_binomial_probabilities(n: int, p: float) -
         assert abs(counts[k] / steps - comb(n, k) * p**k * (1 - p) ** (n - k)) <= 2 / steps
 
 
+@pytest.mark.parametrize(("total", "good", "draws"), [(20_000, 10_000, 5_000), (200_000, 100_000, 1_000)])
+def test_a_hypergeometric_draw_of_many_items_is_drawn_one_by_one(total: int, good: int, draws: int) -> None:
+    # By inversion, the first of these gave 5,000 every time (its first term underflowed), and
+    # the second spent a third of a second in whole-number arithmetic on each draw.
+    import random
+
+    from dsl.primitives import _hypergeometric
+
+    rng = random.Random(3)
+    got = [_hypergeometric(_ctx(), rng, total, good, draws) for _ in range(40)]
+    mean, spread = draws * good / total, (draws * 0.25 * (total - draws) / (total - 1)) ** 0.5
+    assert abs(sum(got) / len(got) - mean) < spread and len(set(got)) > 5
+    c = _ctx()
+    _hypergeometric(c, rng, total, good, draws)
+    assert c.meter.used == total  # (one step per item it may walk, as before)
+
+
 @pytest.mark.parametrize(("total", "good", "draws"), [(12, 5, 10), (38, 9, 10), (7, 6, 3), (20, 1, 10)])
 def test_hypergeometric_inversion_gives_the_hypergeometric_probabilities(total: int, good: int,
                                                                          draws: int) -> None:
