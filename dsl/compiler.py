@@ -442,6 +442,7 @@ class Compiler:
         self._once = _bound_once(tree, local_names)
         self._entry_once = self._once & self._incoming  # bound on entry only (`_x_compare`)
         self._plain = False  # writing the plain form of an expression (`_plain_form`)
+        self._plain_flags: set[str] = set()  # the parameters it compares as scalars (`_guarded`)
         self._dots = self._src.count(".") > 1  # (a text without two reads `o.f` shares none)
         try:
             scope = _Scope(set(local_names), pure)
@@ -629,6 +630,8 @@ class Compiler:
             name = str(node.children[0])
             items = self._expr(node.children[1], scope)
             scope.names.add(name)
+            if name in self._once and self._scalar_items(node.children[1], scope):
+                scope.scalars = scope.scalars | {name}  # bound here only: it holds an item, or nothing
             self._ents.pop(f"v_{name}", None)
             # codegen `_iter` written out (a loop is charged its length when it starts, and runs
             # over a copy): lines of one statement, so one location
@@ -668,12 +671,14 @@ class Compiler:
         d, x = u.temp(), u.temp()
         names = _LOCAL_LIST.fullmatch(item)
         if names:  # a fresh list of locals: copied only if one holds a list or a map
-            plain = " and ".join(f"_type({n}) in _PL" for n in names.group(1).split(", "))
+            unknown = [n for n in names.group(1).split(", ") if n[2:] not in scope.scalars]
+            plain = " and ".join(f"_type({n}) in _PL" for n in unknown)
         else:
-            plain = f"_type({x}) in _PL"
+            plain = "" if self._is_scalar(raw[1], scope) else f"_type({x}) in _PL"
+        kept = f"{x} if {plain} else _copy({x}, c)" if plain else x  # (a scalar is kept as it is)
         return (f"{d} = {xs}; {x} = {item}\n"
                 f"if _type({d}) is _list and _id({d}) not in c.model.frozen_ids and _len({d}) < {MAX_TEXT}: "
-                f"{d}.append({x} if {plain} else _copy({x}, c))\n"
+                f"{d}.append({kept})\n"
                 f"else: P_push(c, {d}, {x})")
 
     def _fresh_list(self, node: Any, source: str) -> bool:
@@ -828,22 +833,29 @@ class Compiler:
             return None
         avail, now = self._avail, self._ents
         self._plain, self._ents = True, ents  # (the dicts held before the checked form, which may not run)
+        self._plain_flags = set()
         try:
-            return self._expr(node, scope), charges
+            form = self._expr(node, scope)
+            return form, charges, tuple(sorted(self._plain_flags))
         finally:
             self._plain = False
             self._avail, self._ents = avail, now
 
-    def _guarded(self, depth: int, to: str, plain: tuple[str, bool], checked: str, loc: Loc) -> None:
+    def _guarded(self, depth: int, to: str, plain: tuple[str, bool, tuple[str, ...]], checked: str,
+                 loc: Loc) -> None:
         """`to` (`return ` or `v_name = `) the plain form of an expression, or, where it raises
         anything, its checked form run from the start, with the budget it charged given back
-        first (`_plain_form`)."""
-        form, charges = plain
+        first (`_plain_form`). A plain form compares the parameters it names (`flags`) as
+        scalars (`_x_compare`): where one is not, the checked form decides, asked once here
+        rather than at each comparison, which may be in a loop."""
+        form, charges, flags = plain
         u = self._unit
         used = u.temp() if charges else ""
         if charges:
             u.emit(depth, f"{used} = c.meter.used", loc)
         u.emit(depth, "try:", loc)
+        if flags:
+            u.emit(depth + 1, " and ".join(f"_s_{name}" for name in flags) + " or _miss()", loc)
         u.emit(depth + 1, f"{to}{form}", loc)
         u.emit(depth, "except _MISS:  # not the common case: the checked form decides", loc)
         if charges:
@@ -1040,6 +1052,9 @@ class Compiler:
             name = side[2:]
             if _LOCAL.fullmatch(side) and name in self._entry_once and name not in scope.inner and not self._inlining:
                 self._unit.scalar_flags.add(name)
+                if self._plain:  # (asked once, before the plain form runs: `_guarded`)
+                    self._plain_flags.add(name)
+                    return plain
                 return f"({plain} if _s_{name} else {priced})"
         if self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
             return priced
@@ -1096,13 +1111,14 @@ class Compiler:
         return False
 
     def _scalar_items(self, node: Any, scope: _Scope) -> bool:
-        """Whether the list `node` gives holds scalars only: `range(...)` or a collection (ids;
-        a name is one only where no local, global or constant has it: `_name`)."""
+        """Whether the list `node` gives holds scalars only: `range(...)`, the spaces a board
+        built-in gives (`_ID_LISTS`) or a collection (ids; a name is one only where no local,
+        global or constant has it: `_name`)."""
         if not isinstance(node, Tree):
             return False
         name = str(node.children[0])
         if node.data == "call":
-            return name == "range" and name not in self.sym.functions and name not in self.sym.procedures
+            return name in _ID_LISTS and name not in self.sym.functions and name not in self.sym.procedures
         return node.data == "name" and name in self.sym.collections and name not in scope.names \
             and name not in self.sym.globals and name not in self.sym.constants
 
@@ -1620,6 +1636,8 @@ def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[i
 
 
 _NEW_LISTS = frozenset({"range", "neighbors", "keys", "values", "sorted", "reversed", "spaces_in", "board_set"})
+# Built-ins that give a new list of a board's spaces (ids): their items are scalars (`_scalar_items`).
+_ID_LISTS = frozenset({"range", "neighbors", "spaces_in", "board_set"})
 _COLLECTION = re.compile(r"_list\(c\.model\.collections\['\w+'\]\)")
 _NOTHING_SHARED: tuple[None, set[int], set[int]] = (None, set(), set())
 

@@ -645,6 +645,7 @@ def test_a_comparison_with_a_scalar_side_is_plain_python_and_a_parameter_is_aske
     comp.sym.globals.add("big")
     fn = comp.expression(text, Loc("rules.yaml", 3, 3), {"p"}, callee=("mine", ("p",)))
     assert "_s_p = _type(v_p) in _SC" in fn.source and "if _s_p else" in fn.source
+    assert "_s_p or _miss()" in fn.source  # the plain form asks once, not at each item
     for other in ("total = 1 if trace == [] else 2", "total = 1 if len(trace) > 0 else 2",
                   "total = 1 if trace[0] == 'a' else 2", "total = 1 if trace[0] + 1 > 2 else 2",
                   "total = len([i for i in range(3) if trace[0] == i])"):
@@ -657,6 +658,17 @@ def test_a_comparison_with_a_scalar_side_is_plain_python_and_a_parameter_is_aske
         assert call(c) == 2 and c.meter.used >= 10_000
         c.vars["p"] = 7
         assert call(c) == 0
+
+
+def test_a_loop_variable_bound_once_over_numbers_or_ids_holds_scalars_and_one_bound_again_may_not():
+    comp, model, _ = ruleset()
+    text = "for i in range(3):\n    push(trace, [i, i])"
+    assert "_type(v_i) in _PL" not in comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect").source
+    c, _ = run_effect(comp, model, text)
+    assert c.state["globals"]["trace"] == [[0, 0], [1, 1], [2, 2]]
+    # bound again, to a list: pushed as a copy, which a later change of the list leaves alone
+    c, _ = run_effect(comp, model, "let xs = [1]\nfor i in range(2):\n    i = xs\n    push(trace, [i, i])\nxs[0] = 5")
+    assert c.state["globals"]["trace"] == [[[1], [1]], [[1], [1]]]
 
 
 @pytest.mark.parametrize("text", ["total = P1.a * 2 + P1.b", "total = (P1.a == P1.b) + P1.c"])
@@ -1055,7 +1067,7 @@ def test_every_bundled_rule_compiles_with_its_plain_forms_and_functions_written_
 def test_a_text_whose_plain_form_python_refuses_runs_without_it(monkeypatch):
     from dsl import codegen
     monkeypatch.setattr(codegen, "EAGER_SOURCE", 0)  # compiled at once, as a long text is
-    broken = ("(" * 300 + ")" * 300, False)  # (past Python's 200 nested brackets)
+    broken = ("(" * 300 + ")" * 300, False, ())  # (past Python's 200 nested brackets)
     monkeypatch.setattr(Compiler, "_plain_form", lambda self, node, scope, ents: broken if self._plain_on else None)
     comp, model, diags = ruleset(fields={"a", "b"})
     c, _ = run_effect(comp, model, "let t = P1.a + P1.b\ntotal = t", ent={"P1": {"a": 2, "b": 3}})
