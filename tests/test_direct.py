@@ -109,6 +109,47 @@ triggers:
     assert "note" in a.state["globals"]["log_"]
 
 
+def test_a_choices_options_and_a_loops_items_are_copies_and_a_long_copy_costs_its_length(tmp_path: Path) -> None:
+    """The options a choice offers are copied into the pending decision (the state never holds
+    one list twice), and a flow loop runs over a copy of its list, on both machines; a copy of
+    more than FREE_WALK items costs its length."""
+    combo = _package(tmp_path, """
+globals: {pool: {default: [a, b, c]}}
+steps:
+  walk:
+    flow:
+      - for: x
+        in: pool
+        do: [{do: "push(pool, x)"}]
+  ask:
+    params: [player]
+    flow:
+      - choose: k
+        player: player
+        from: "pool"
+triggers:
+  asking:
+    "on": before_take_turn
+    do: |
+      run(walk)
+      run(ask, player)
+""")
+    model = load(combo, players=2, diags=Diagnostics())
+    used = {}
+    for size in (3, 200):
+        for reference in (False, True):
+            g = Game.new(model, 2, 3, defer=True)
+            g.reference = reference
+            g.state["globals"]["pool"] = [f"o{i}" for i in range(size)]
+            g.run()
+            pool, options = g.state["globals"]["pool"], g.state["pending"]["options"]
+            assert pool == [f"o{i}" for i in range(size)] * 2  # each item pushed once: the loop ran over its copy
+            assert options == pool and options is not pool
+            used[size, reference] = g.meter.used
+    assert used[3, False] == used[3, True] and used[200, False] == used[200, True]
+    assert used[200, False] - used[3, False] >= 200
+
+
 def test_end_game_inside_an_effect_stops_the_flow_but_runs_what_was_scheduled_after_it(tmp_path: Path) -> None:
     combo = _package(tmp_path, """
 globals: {after_end: {default: 0}}

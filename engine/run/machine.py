@@ -19,7 +19,7 @@ from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
 from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, kept, raise_located
 from engine.run.log import Recorder
-from engine.run.state import controller, state_hash
+from engine.run.state import state_hash
 
 MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
 MAX_REPEAT = 1_000_000  # times of one `repeat`
@@ -232,7 +232,7 @@ class FlowMachine:
             self._push(self.model.steps[name], {}, args)
 
     def _enter_choice(self, frame: dict, node: Any) -> None:
-        options = self._offer(node, frame["v"])
+        options = self._direct.offers[frame["n"]](self, frame["v"])
         if len(options) > 1:
             return  # asked: the choice's frame stays on top while the decision is pending
         self.state["flow"].pop()
@@ -241,35 +241,6 @@ class FlowMachine:
                 self._push(node.other, frame["v"])
         elif node.body >= 0:  # nothing to decide: take it without asking
             self._push(node.body, frame["v"], {node.var: options[0]})
-
-    def _offer(self, node: Any, v: dict) -> list:
-        """Offer a choice: its options (with `none` when it is optional). With more than one, the
-        choice becomes the pending decision; with one, the caller takes it without asking (the
-        chooser is still checked); with none, or only `none`, the caller takes `otherwise`.
-        One method for the three, since a choice is met before every decision."""
-        c = self._c  # (`_ctx`, without a call)
-        c.vars = v
-        options = node.fn.fast(c)
-        if isinstance(options, dict):
-            options = list(options)
-        if not isinstance(options, list):
-            raise RuleError(f"the options of `{node.var}` must be a list, got {describe(options)}", node.loc)
-        options = kept(options, c, "a choice's options", node.loc)
-        if node.optional:
-            options.append(None)
-        if not options or (len(options) == 1 and options[0] is None):
-            return options
-        fn = node.player
-        player = v.get(fn.var) if fn.var is not None else fn.fast(c)  # (a variable: without a call)
-        state = self.state
-        if player not in state["players"]:
-            raise RuleError(f"choice `{node.var}`: {describe(player)} is not a player", node.loc)
-        if len(options) > 1:
-            # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-            prompt = None if self.silent else safe_text(str(node.prompt(c)))
-            state["pending"] = {"player": controller(state, player), "options": options, "prompt": prompt,
-                                "step": node.label, "secret": node.secret, "n": state["seq"] + 1}
-        return options
 
     def _finish(self) -> None:
         self.state["over"] = True
