@@ -439,7 +439,8 @@ class Compiler:
         self._loads = set()
         self._ents: dict[str, str] = {}  # locals whose entity's state dict a temporary holds here (`_x_getattr`)
         self._value_ents: dict[str, str] = {}  # those known once an assignment's value ran
-        self._once = _bound_once(tree, local_names)
+        self._bindings = _bindings(tree, local_names)
+        self._once = {name for name, places in self._bindings.items() if len(places) == 1}
         self._entry_once = self._once & self._incoming  # bound on entry only (`_x_compare`)
         self._plain = False  # writing the plain form of an expression (`_plain_form`)
         self._plain_flags: set[str] = set()  # the parameters it compares as scalars (`_guarded`)
@@ -630,8 +631,8 @@ class Compiler:
             name = str(node.children[0])
             items = self._expr(node.children[1], scope)
             scope.names.add(name)
-            if name in self._once and self._scalar_items(node.children[1], scope):
-                scope.scalars = scope.scalars | {name}  # bound here only: it holds an item, or nothing
+            if self._scalar_local(name):
+                scope.scalars = scope.scalars | {name}
             self._ents.pop(f"v_{name}", None)
             # codegen `_iter` written out (a loop is charged its length when it starts, and runs
             # over a copy): lines of one statement, so one location
@@ -1110,15 +1111,34 @@ class Compiler:
             return name in _SCALAR_PRIMITIVES and name not in self.sym.procedures
         return False
 
-    def _scalar_items(self, node: Any, scope: _Scope) -> bool:
+    def _scalar_local(self, name: str) -> bool:
+        """Whether the local `name` holds a scalar wherever it is read: every statement of the
+        text that binds it is a `for` over ids or numbers (with every local of the text taken to
+        hide a collection of its name, since one may be bound after the loop)."""
+        places = self._bindings.get(name, ())
+        bound = _Scope(set(self._bindings), False)
+        return bool(places) and all(p is not None and p.data == "for_stmt" and self._scalar_items(p.children[1], bound)
+                                    for p in places)
+
+    def _scalar_items(self, node: Any, scope: _Scope, depth: int = 0) -> bool:
         """Whether the list `node` gives holds scalars only: `range(...)`, the spaces a board
-        built-in gives (`_ID_LISTS`) or a collection (ids; a name is one only where no local,
-        global or constant has it: `_name`)."""
+        built-in gives (`_ID_LISTS`), a collection (ids; a name is one only where no local,
+        global or constant has it: `_name`), or a function whose value picks items of one
+        (`[a for a in armies if ...]`)."""
         if not isinstance(node, Tree):
             return False
         name = str(node.children[0])
         if node.data == "call":
-            return name in _ID_LISTS and name not in self.sym.functions and name not in self.sym.procedures
+            if name in self.sym.procedures:
+                return False
+            if name not in self.sym.functions:
+                return name in _ID_LISTS
+            value = self._value_tree(name)
+            return (depth < 4 and isinstance(value, Tree) and value.data == "comprehension"
+                    and isinstance(value.children[0], Tree) and value.children[0].data == "name"
+                    and str(value.children[0].children[0]) == str(value.children[1])
+                    and self._scalar_items(value.children[2], _Scope(set(self.sym.functions[name].params), True),
+                                           depth + 1))
         return node.data == "name" and name in self.sym.collections and name not in scope.names \
             and name not in self.sym.globals and name not in self.sym.constants
 
@@ -1561,27 +1581,26 @@ def by_position_ok(params: tuple[str, ...]) -> bool:
     return len(set(params)) == len(params) and all(type(p) is str and _NAME.fullmatch(p) for p in params)
 
 
-def _bound_once(root: Any, incoming: set[str]) -> set[str]:
-    """The locals of a text bound in one place only (a parameter or flow variable, one `let` or
-    one `for`): no statement binds them again (see `Compiler._read_kept`). Only statements are
+def _bindings(root: Any, incoming: set[str]) -> dict[str, list[Tree | None]]:
+    """Where each local of a text is bound: its `let` and `for` statements, and None for a
+    parameter or flow variable and (twice: it is bound again) for each assignment to it. A
+    local with one place is bound once (see `Compiler._read_kept`). Only statements are
     visited (an expression binds no local of the text)."""
-    places: dict[str, int] = dict.fromkeys(incoming, 1)
+    places: dict[str, list[Tree | None]] = {name: [None] for name in incoming}
     stack = [ch for ch in root.children if isinstance(ch, Tree)] if root.data == "effect" else []
     while stack:
         node = stack.pop()
         data = node.data
         if data in ("let_stmt", "for_stmt"):
-            name = str(node.children[0])
-            places[name] = places.get(name, 0) + 1
+            places.setdefault(str(node.children[0]), []).append(node)
             if data == "for_stmt":
                 stack.append(node.children[2])
         elif data in ("assign", "aug_assign"):
             if node.children[0].data == "name_target":
-                name = str(node.children[0].children[0])
-                places[name] = places.get(name, 0) + 2  # a local assigned is bound again
+                places.setdefault(str(node.children[0].children[0]), []).extend((None, None))
         elif data in _BLOCKS:
             stack.extend(ch for ch in node.children if isinstance(ch, Tree) and ch.data in _BLOCKS_AND_STMTS)
-    return {name for name, n in places.items() if n == 1}
+    return places
 
 
 _BLOCKS = frozenset({"if_stmt", "elif_clause", "else_clause", "suite"})

@@ -669,6 +669,29 @@ def test_a_loop_variable_bound_once_over_numbers_or_ids_holds_scalars_and_one_bo
     # bound again, to a list: pushed as a copy, which a later change of the list leaves alone
     c, _ = run_effect(comp, model, "let xs = [1]\nfor i in range(2):\n    i = xs\n    push(trace, [i, i])\nxs[0] = 5")
     assert c.state["globals"]["trace"] == [[[1], [1]], [[1], [1]]]
+    # bound by two loops: a scalar only if both run over scalars
+    both = "for i in range(2):\n    push(trace, [i, i])\nfor i in range(1, 3):\n    push(trace, [i, i])"
+    assert "_type(v_i) in _PL" not in comp.effect(both, Loc("flow.yaml", 5, 9), set(), "effect").source
+    c, _ = run_effect(comp, model, "let xs = [[1]]\nfor i in range(2):\n    push(trace, [i])\n"
+                      "for i in xs:\n    push(trace, [i, i])\nxs[0][0] = 5")
+    assert c.state["globals"]["trace"] == [[0], [1], [[1], [1]]]
+
+
+def test_a_function_that_picks_items_of_a_collection_gives_scalars_and_one_that_wraps_them_does_not():
+    comp, model, _ = ruleset()
+    comp.sym.collections["units"] = "unit"
+    model.collections["units"] = ["u1", "u2"]
+    for i, (name, text) in enumerate((("picked", "[u for u in units if u != p]"), ("wrapped", "[[u] for u in units]"))):
+        comp.sym.functions[name] = Callable_(("p",), Loc("rules.yaml", 10 + i, 3), text)
+        model.functions[name] = comp.expression(text, Loc("rules.yaml", 10 + i, 12), {"p"}, f"function `{name}`",
+                                                callee=(name, ("p",)))
+    text = "for u in picked(none):\n    push(trace, [u, u])"
+    assert "_type(v_u) in _PL" not in comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect").source
+    c, _ = run_effect(comp, model, text)
+    assert c.state["globals"]["trace"] == [["u1", "u1"], ["u2", "u2"]]
+    c, _ = run_effect(comp, model, "let xs = wrapped(none)\nfor u in wrapped(none):\n    push(trace, [u, u])")
+    trace = c.state["globals"]["trace"]
+    assert trace == [[["u1"], ["u1"]], [["u2"], ["u2"]]] and trace[0][0] is not trace[0][1]  # each item a copy
 
 
 @pytest.mark.parametrize("text", ["total = P1.a * 2 + P1.b", "total = (P1.a == P1.b) + P1.c"])
