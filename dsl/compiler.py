@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dsl.codegen import AUG_OPS, MAX_CALL_DEPTH, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
@@ -444,6 +444,10 @@ class Compiler:
         self._entry_once = self._once & self._incoming  # bound on entry only (`_x_compare`)
         self._plain = False  # writing the plain form of an expression (`_plain_form`)
         self._plain_flags: set[str] = set()  # the parameters it compares as scalars (`_guarded`)
+        self._calls = ""  # the temporary counting the calls it writes out (`_inline`), once one is
+        self._calls_deepest = 0  # how many of them are written out around the deepest one
+        self._in_lambda = 0  # inside an `x => ...` function: its own scope (`_inline`)
+        self._per_item = 0  # inside a part run once per item (`_apart`)
         self._dots = self._src.count(".") > 1  # (a text without two reads `o.f` shares none)
         try:
             scope = _Scope(set(local_names), pure)
@@ -805,7 +809,7 @@ class Compiler:
             raise _CompileError("D001", f"unsupported expression {node.data}", self._at(node))
         return handler(node, scope)
 
-    def _plain_form(self, node: Any, scope: _Scope, ents: dict[str, str]) -> tuple[str, bool] | None:
+    def _plain_form(self, node: Any, scope: _Scope, ents: dict[str, str]) -> _Plain | None:
         """The expression with its reads of fields as plain subscripts (`E[x]['f']`), for the
         common case, or None where that cannot pay or cannot be right.
 
@@ -834,32 +838,45 @@ class Compiler:
             return None
         avail, now = self._avail, self._ents
         self._plain, self._ents = True, ents  # (the dicts held before the checked form, which may not run)
-        self._plain_flags = set()
+        self._plain_flags, self._calls, self._calls_deepest = set(), "", 0
         try:
             form = self._expr(node, scope)
-            return form, charges, tuple(sorted(self._plain_flags))
+            return _Plain(form, charges, tuple(sorted(self._plain_flags)), self._calls, self._calls_deepest)
         finally:
             self._plain = False
             self._avail, self._ents = avail, now
 
-    def _guarded(self, depth: int, to: str, plain: tuple[str, bool, tuple[str, ...]], checked: str,
-                 loc: Loc) -> None:
+    def _guarded(self, depth: int, to: str, plain: _Plain, checked: str, loc: Loc) -> None:
         """`to` (`return ` or `v_name = `) the plain form of an expression, or, where it raises
         anything, its checked form run from the start, with the budget it charged given back
-        first (`_plain_form`). A plain form compares the parameters it names (`flags`) as
-        scalars (`_x_compare`): where one is not, the checked form decides, asked once here
-        rather than at each comparison, which may be in a loop."""
-        form, charges, flags = plain
+        first (`_plain_form`). What the plain form asks once rather than at each use, which may
+        be in a loop:
+        - the parameters it compares as scalars (`_x_compare`): where one is not, the checked
+          form decides;
+        - the calls it writes out (`_inline`): their depth check first, at the depth of the
+          deepest one (deeper, the checked form decides), and their steps of the budget
+          counted as they run, then charged at once. The form changes nothing, so an end of
+          the budget found after it is the one found inside it, at the same line."""
         u = self._unit
-        used = u.temp() if charges else ""
-        if charges:
+        used = u.temp() if plain.charges else ""
+        if plain.charges:
             u.emit(depth, f"{used} = c.meter.used", loc)
         u.emit(depth, "try:", loc)
-        if flags:
-            u.emit(depth + 1, " and ".join(f"_s_{name}" for name in flags) + " or _miss()", loc)
-        u.emit(depth + 1, f"{to}{form}", loc)
+        if plain.flags:
+            u.emit(depth + 1, " and ".join(f"_s_{name}" for name in plain.flags) + " or _miss()", loc)
+        if not plain.calls:
+            u.emit(depth + 1, f"{to}{plain.form}", loc)
+        else:
+            k, value, m = plain.calls, u.temp(), u.temp()
+            u.emit(depth + 1, f"{k} = 0", loc)
+            u.emit(depth + 1, f"c.depth < {MAX_CALL_DEPTH - plain.deepest} or _miss()", loc)
+            u.emit(depth + 1, f"{value} = {plain.form}", loc)
+            u.emit(depth + 1, f"if {k}:", loc)
+            u.emit(depth + 2, f"{m} = c.meter; {m}.used += {k}", loc)
+            u.emit(depth + 2, f"if {m}.used > {m}.limit: {m}.over()", loc)
+            u.emit(depth + 1, f"{to}{value}", loc)
         u.emit(depth, "except _MISS:  # not the common case: the checked form decides", loc)
-        if charges:
+        if plain.charges:
             u.emit(depth + 1, f"c.meter.used = {used}", loc)
         u.emit(depth + 1, f"{to}{checked}", loc)
 
@@ -881,10 +898,12 @@ class Compiler:
         avail, ents, once = self._avail, self._ents, self._once
         self._avail = None if avail is None else {}
         self._ents, self._once = {}, None
+        self._per_item += 1
         try:
             return self._expr(node, scope)
         finally:
             self._avail, self._ents, self._once = avail, ents, once
+            self._per_item -= 1
 
     def _load(self, name: str) -> None:
         if name in self._incoming:
@@ -1018,7 +1037,11 @@ class Compiler:
 
     def _x_lambda_(self, node: Tree, scope: _Scope) -> str:
         name = str(node.children[0])
-        body = self._apart(node.children[1], scope.child({name}))
+        self._in_lambda += 1
+        try:
+            body = self._apart(node.children[1], scope.child({name}))
+        finally:
+            self._in_lambda -= 1
         return f"(lambda c, v_{name}: {body})"
 
     def _x_ternary(self, node: Tree, scope: _Scope) -> str:
@@ -1337,9 +1360,14 @@ class Compiler:
                 subst[p] = t
         # the callee's depth check at the depth its checked form would see there: each function
         # written out around this one would have counted a level
-        m = u.temp()
-        step = (f"_setattr({m} := c.meter, 'used', {m}.used + 1) is None and ({m}.used <= {m}.limit or "
-                f"{m}.over() is None) and (c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())")
+        if self._in_lambda or not self._per_item:  # (once, or in a scope of its own: charged here)
+            m = u.temp()
+            step = (f"_setattr({m} := c.meter, 'used', {m}.used + 1) is None and ({m}.used <= {m}.limit or "
+                    f"{m}.over() is None) and (c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())")
+        else:  # once per item: counted, checked and charged once for the whole plain form (`_guarded`)
+            self._calls = self._calls or u.temp()
+            self._calls_deepest = max(self._calls_deepest, len(self._inlining))
+            step = f"({self._calls} := {self._calls} + 1)"
         saved = (self._subst, self._inlining, self._avail, self._twice, self._objs_twice, self._ents, self._once,
                  self._base, self._pieces)
         self._subst, self._inlining = subst, (*self._inlining, name)
@@ -1781,6 +1809,16 @@ def _first_token(tree: Tree) -> Token | None:
             return node
         stack.extend(reversed(node.children))
     return None
+
+
+class _Plain(NamedTuple):
+    """The plain form of an expression (`Compiler._plain_form`), and what `_guarded` asks once
+    before it runs."""
+    form: str
+    charges: bool  # it charges the budget: given back where it gives way
+    flags: tuple[str, ...] = ()  # parameters it compares as scalars
+    calls: str = ""  # the temporary counting the calls written out in it
+    deepest: int = 0  # how many calls are written out around the deepest one
 
 
 class _Scope:

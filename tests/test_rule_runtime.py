@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from dsl.codegen import MAX_CALL_DEPTH
-from dsl.compiler import Callable_, Compiler, Symbols
+from dsl.compiler import Callable_, Compiler, Symbols, _Plain
 from dsl.runtime import Ctx, Meter, RuleError
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.model.modifiers import apply_modifiers
@@ -923,6 +924,36 @@ def test_functions_written_out_inside_each_other_check_the_depth_their_calls_wou
         assert results[0] == results[1], depth
 
 
+def test_functions_written_out_once_per_item_are_charged_at_once_as_the_checked_form_charges_them():
+    """A call written out in a comprehension's item counts its step as it runs; the plain form
+    checks the depth and charges the count once: the same value, budget and errors as the
+    checked form alone, whose calls check and charge each."""
+    from dsl.compiler import compile_cache
+    ent = {f"E{i}": {"a": i, "b": 1} for i in range(30)}
+    for text in ("[double(x) for x in ids]", "count(ids, where=x => size(x) > 10)",
+                 "len([x for x in ids if size(x) > 3 and double(x) < 40])"):
+        results = []
+        for validating in (False, True):
+            for budget, depth in ((10**6, 0), (40, 0), (10**6, MAX_CALL_DEPTH - 1), (10**6, MAX_CALL_DEPTH)):
+                comp, model, _ = ruleset(functions=SIZE, fields={"a", "b"})
+                comp.sym.globals.add("ids")
+                with compile_cache() if validating else contextlib.nullcontext():
+                    fn = comp.effect(f"let t = {text}\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
+                assert ("except _MISS" in fn.source) != validating
+                if not validating:
+                    assert re.search(r"\((_t\d+) := \1 \+ 1\)", fn.source), text  # counted, not charged per call
+                c = Ctx({"globals": {"trace": [], "total": 0, "ids": list(ent)}, "ent": copy.deepcopy(ent)}, model,
+                        Hooks(), {}, meter=Meter(budget))
+                c.depth = depth
+                try:
+                    fn(c)
+                    results.append(("done", repr(c.state["globals"]["total"]), c.meter.used))
+                except RuleError as e:
+                    results.append((e.message, e.loc))
+        assert results[:4] == results[4:], text
+        assert results[0][0] == "done" and "more than 40 steps" in results[1][0] and "called itself" in results[3][0]
+
+
 def test_texts_compiled_for_validation_only_have_no_plain_forms_and_write_no_function_out():
     """Validation's compile memo shares a text's code between builds where the names it looked
     up mean the same: a function's text is not among them, so no function may be written out
@@ -1090,7 +1121,7 @@ def test_every_bundled_rule_compiles_with_its_plain_forms_and_functions_written_
 def test_a_text_whose_plain_form_python_refuses_runs_without_it(monkeypatch):
     from dsl import codegen
     monkeypatch.setattr(codegen, "EAGER_SOURCE", 0)  # compiled at once, as a long text is
-    broken = ("(" * 300 + ")" * 300, False, ())  # (past Python's 200 nested brackets)
+    broken = _Plain("(" * 300 + ")" * 300, False)  # (past Python's 200 nested brackets)
     monkeypatch.setattr(Compiler, "_plain_form", lambda self, node, scope, ents: broken if self._plain_on else None)
     comp, model, diags = ruleset(fields={"a", "b"})
     c, _ = run_effect(comp, model, "let t = P1.a + P1.b\ntotal = t", ent={"P1": {"a": 2, "b": 3}})
