@@ -101,12 +101,19 @@ class Direct:
                     m._flush_schedule()
                 except Exception as e:
                     raise_located(e)
-        while state["pending"] is None and not state["over"]:
+        # Until a decision is pending or the game is over. Only a stop (a list of frames held)
+        # or a turn of the reference machine can make a decision pending, so it is asked there
+        # and not at every turn of the loop.
+        if state["pending"] is not None or state["over"]:
+            return
+        while True:
             if not stack:
                 m._finish()
                 return
             if len(stack) > SPILL:  # deep: frame by frame, as the reference machine does
                 m.step_frame()
+                if state["pending"] is not None:
+                    return
                 continue
             frame = stack.pop()
             idx = frame["n"]
@@ -125,6 +132,8 @@ class Direct:
                     held = code[idx](m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
                 if held is not None:
                     stack.extend(reversed(held))
+                    if state["pending"] is not None:
+                        return
             except Ended as e:
                 stack.clear()
                 m._sched = e.sched
