@@ -308,7 +308,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_int": int, "_sub_result": _sub_result, "_finite": finite,  # for inline `+` and `-` (compiler `_arith`)
     "_PL": _PLAIN, "_modify": _modify, "_list": list, "_LENT": frozenset({list, dict, str}),
     "_SEQT": frozenset({list, str}),  # for inline `+` of two texts or lists (compiler `_arith`)
-    "_loop_list": _loop_list, "_id": id,
+    "_loop_list": _loop_list, "_id": id, "_range": range,  # (a `for` over `range(n)`: compiler `_stmt`)
     "_MISS": Exception,  # the plain form off its common case, or failing: the checked form decides (`_plain_form`)
     "_miss": _miss,
     # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)

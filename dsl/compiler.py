@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dsl.codegen import AUG_OPS, MAX_CALL_DEPTH, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
-from dsl.primitives import MAX_TEXT, PRIMITIVES
+from dsl.primitives import MAX_RANGE, MAX_TEXT, PRIMITIVES
 from dsl.runtime import FREE_WALK, Ctx
 from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
@@ -642,6 +642,11 @@ class Compiler:
             # over a copy): lines of one statement, so one location
             t, m = u.temp(), u.temp()
             fresh = self._fresh_list(node.children[1], items)  # a new list: nothing else can change it
+            counted = self._counted(node.children[1], scope)
+            if counted is not None:  # `range(n)`: its numbers, without a list, as the built-in charges them
+                items = (f"(_range({counted}) if _type({counted}) is _int and 0 <= {counted} <= {MAX_RANGE} and "
+                         f"_setattr({m} := c.meter, 'used', {m}.used + {counted}) is None and "
+                         f"({m}.used <= {m}.limit or {m}.over() is None) else {items})")
             u.emit(depth, f"{t} = {items}", loc)
             if not fresh:
                 u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
@@ -685,6 +690,16 @@ class Compiler:
                 f"if _type({d}) is _list and _id({d}) not in c.model.frozen_ids and _len({d}) < {MAX_TEXT}: "
                 f"{d}.append({kept})\n"
                 f"else: P_push(c, {d}, {x})")
+
+    def _counted(self, node: Any, scope: _Scope) -> str | None:
+        """For `range(n)`, the built-in (`n` a local or a number): `n` as generated. Else None."""
+        if not (isinstance(node, Tree) and node.data == "call" and str(node.children[0]) == "range"
+                and "range" not in self.sym.functions and "range" not in self.sym.procedures
+                and len(node.children) == 2 and not (isinstance(node.children[1], Tree)
+                                                     and node.children[1].data == "kwarg")):
+            return None
+        n = self._expr(node.children[1], scope)
+        return n if _LOCAL.fullmatch(n) or _NUMBER.fullmatch(n) else None
 
     def _fresh_list(self, node: Any, source: str) -> bool:
         """Whether `source` (generated from `node`) is a list made anew each time it runs: a

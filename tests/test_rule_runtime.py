@@ -678,6 +678,25 @@ def test_a_loop_variable_bound_once_over_numbers_or_ids_holds_scalars_and_one_bo
     assert c.state["globals"]["trace"] == [[0], [1], [[1], [1]]]
 
 
+@pytest.mark.parametrize("n", [5, 0, -3, True, 100_001, "x", 30])
+def test_a_for_over_range_of_a_local_runs_and_fails_as_over_the_built_ins_list(n: Any):
+    # `range(n)` of a local is run over without its list; `range(max(n, n))` is the built-in's list
+    comp, model, _ = ruleset()
+    results = []
+    for text in ("for i in range(n):\n    push(trace, i)", "for i in range(max(n, n)):\n    push(trace, i)"):
+        fn = comp.effect(text, Loc("flow.yaml", 5, 9), {"n"}, "effect")
+        assert ("_range(v_n)" in fn.source) == ("max(" not in text)
+        c = Ctx({"globals": {"trace": [], "total": 0}, "ent": {}}, model, Hooks(), {"n": n}, meter=Meter(50))
+        try:
+            fn(c)
+            results.append((c.state["globals"]["trace"], c.meter.used - 2 * ("max(" in text)))  # (max: 2 items)
+        except RuleError as e:
+            results.append((e.message, e.loc))
+    assert results[0] == results[1]
+    if n == 30:
+        assert "more than 50 steps" in results[0][0]
+
+
 def test_a_function_that_picks_items_of_a_collection_gives_scalars_and_one_that_wraps_them_does_not():
     comp, model, _ = ruleset()
     comp.sym.collections["units"] = "unit"
