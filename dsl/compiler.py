@@ -692,14 +692,17 @@ class Compiler:
                 f"else: P_push(c, {d}, {x})")
 
     def _counted(self, node: Any, scope: _Scope) -> str | None:
-        """For `range(n)`, the built-in (`n` a local or a number): `n` as generated. Else None."""
+        """For `range(n)` of the built-in, `n` a local: the local as the call's code reads it
+        (`_name`). Else None."""
         if not (isinstance(node, Tree) and node.data == "call" and str(node.children[0]) == "range"
                 and "range" not in self.sym.functions and "range" not in self.sym.procedures
-                and len(node.children) == 2 and not (isinstance(node.children[1], Tree)
-                                                     and node.children[1].data == "kwarg")):
+                and len(node.children) == 2):
             return None
-        n = self._expr(node.children[1], scope)
-        return n if _LOCAL.fullmatch(n) or _NUMBER.fullmatch(n) else None
+        arg = node.children[1]
+        if isinstance(arg, Tree) and arg.data == "name" and (name := str(arg.children[0])) in scope.names \
+                and name not in self._subst:
+            return f"v_{name}"
+        return None
 
     def _fresh_list(self, node: Any, source: str) -> bool:
         """Whether `source` (generated from `node`) is a list made anew each time it runs: a
