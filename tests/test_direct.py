@@ -109,6 +109,49 @@ triggers:
     assert "note" in a.state["globals"]["log_"]
 
 
+def test_a_sequence_that_holds_one_item_twice_stops_at_the_right_position(tmp_path: Path) -> None:
+    """The direct runner finds a stopped child's position by looking it up among the children;
+    a sequence with an item twice (no walk of the data makes one, a patched model may) counts
+    its way instead, and every frame is the reference machine's."""
+    combo = _package(tmp_path, """
+globals: {log_: {default: []}}
+steps:
+  twice:
+    params: [player]
+    flow:
+      - if: "len(log_) % 2 == 1"
+        then:
+          - choose: k
+            player: player
+            from: "[1, 2]"
+            then: [{do: 'push(log_, k)'}]
+      - do: 'push(log_, 0)'
+triggers:
+  before:
+    "on": before_take_turn
+    do: run(twice, player)
+""")
+    model = load(combo, players=2, diags=Diagnostics())
+    at = next(i for i, n in enumerate(model.nodes) if n.kind == "seq" and n.label == "twice")
+    first, second = model.nodes[at].children
+    model.nodes[at].children = [first, second, first]  # asks the second time only: its third item
+    games = []
+    for reference in (False, True):
+        g = Game.new(model, 2, 3, defer=True)
+        g.reference = reference
+        g.run()
+        games.append(g)
+    a, b = games
+    positions = set()
+    for pick in (1, 2, 2, 1):
+        assert a.state == b.state
+        positions.update(f["i"] for f in a.state["flow"] if f["n"] == at)
+        a.apply(pick)
+        b.apply(pick)
+    assert a.state == b.state and a.log == b.log
+    assert positions == {3}
+
+
 def test_a_choices_options_and_a_loops_items_are_copies_and_a_long_copy_costs_its_length(tmp_path: Path) -> None:
     """The options a choice offers are copied into the pending decision (the state never holds
     one list twice), and a flow loop runs over a copy of its list, on both machines; a copy of

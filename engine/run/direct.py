@@ -274,12 +274,21 @@ class _Compiler:
 
     def _seq(self, idx: int, node: Any) -> Code:
         children = tuple(self.of(i) for i in node.children)
+        distinct = len(set(node.children)) == len(children)  # (so a child's position is its index)
 
         def seq(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
                 start = 0
+            if start == 0 and distinct:  # over the children themselves: a position is found only at a stop
+                depth += 1
+                for child in children:
+                    held = child(m, v, depth, -1, None)
+                    if held is not None:
+                        held.append({"n": idx, "i": children.index(child) + 1, "v": v})
+                        return held
+                return None
             for i in range(start, len(children)):
                 held = children[i](m, v, depth + 1, -1, None)
                 if held is not None:
