@@ -181,12 +181,14 @@ def compile_cache() -> Iterator[None]:
 class Callable_(Record):
     """A user function, procedure, event, modifier or step as the compiler sees it."""
 
-    FIELDS = ("params", "loc", "body")
+    FIELDS = ("params", "loc", "body", "layered")
 
-    def __init__(self, params: tuple[str, ...], loc: Loc | None = None, body: str | None = None) -> None:
+    def __init__(self, params: tuple[str, ...], loc: Loc | None = None, body: str | None = None,
+                 layered: bool = True) -> None:
         self.params = params
         self.loc = Loc() if loc is None else loc
         self.body = body  # a function's value as written (a text), which callers may inline (`_inline`)
+        self.layered = layered  # a modifier: whether any layer changes it (without, `value()` is its base)
 
 
 class Symbols(Record):
@@ -380,7 +382,7 @@ class Compiler:
                    None if (f := s.functions.get(name)) is None else f.params,
                    None if (f := s.procedures.get(name)) is None else f.params,
                    None if (f := s.events.get(name)) is None else f.params,
-                   None if (f := s.modifiers.get(name)) is None else f.params,
+                   None if (f := s.modifiers.get(name)) is None else (f.params, f.layered),
                    None if (f := s.steps.get(name)) is None else f.params)
             self._meanings[name] = got
         return got
@@ -1611,14 +1613,26 @@ class Compiler:
                                 f"got {len(args)}", loc)
         if name in ("emit", "run") and scope.pure:
             raise _CompileError("D104", f"`{name}` changes the game and cannot be used here", loc)
-        self._unit.calls_out = True  # (a modifier's layers, an event's triggers and a step run rules)
         if name == "value":
             base, *args = args
+            if not decl.layered and all(self._inert(a) for a in args):
+                # no layer of this ruleset changes it: its value is the base, as `_modify` would give
+                return f"({base})"
+        self._unit.calls_out = True  # (a modifier's layers, an event's triggers and a step run rules)
         mapping = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
         if name == "value":
             return f"_modify(c, {target!r}, {base}, {mapping})"
         hook = "emit" if name == "emit" else "schedule"
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
+
+
+    def _inert(self, value: str) -> bool:
+        """Whether generated source `value` can be left unread: reading it can neither fail nor
+        change anything (a local bound on entry, a temporary, a constant, an id, a number, a
+        truth value or none)."""
+        if _LOCAL.fullmatch(value):
+            return value[2:] in self._incoming
+        return bool(_INERT.fullmatch(value)) or value in ("True", "False", "None")
 
 
 def by_position_ok(params: tuple[str, ...]) -> bool:
@@ -1880,6 +1894,7 @@ _LOCAL = re.compile(r"v_\w+")  # a local of the rule text
 _LOCAL_LIST = re.compile(r"\[(v_\w+(?:, v_\w+){0,3})\]")  # a list written out of one to four locals
 _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_INERT = re.compile(r"_t[0-9]+|K[0-9]+|'[\w-]+'|-?[0-9]+(\.[0-9]+)?")  # (`Compiler._inert`)
 _SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS, and
 # small enough for Python to compare as one digit (its fastest comparison of whole numbers)
 # Built-ins whose value is a text or a list (`Compiler._may_join`, `_SEQUENCE`)

@@ -51,8 +51,8 @@ def ruleset(functions: dict[str, tuple[tuple[str, ...], str]] | None = None,
         sym.functions[name] = Callable_(params, Loc("rules.yaml", 10 + i, 3), text)
     for i, (name, (params, _text)) in enumerate(procedures.items()):
         sym.procedures[name] = Callable_(params, Loc("rules.yaml", 30 + i, 3))
-    for name in modifiers:
-        sym.modifiers[name] = Callable_(("n",))
+    for name, layers in modifiers.items():
+        sym.modifiers[name] = Callable_(("n",), layered=bool(layers))
     diags = Diagnostics()
     comp = Compiler(sym, diags)
     model = SimpleNamespace(frozen_ids=set(), static={}, collections={}, board=None, modifiers={})
@@ -145,6 +145,26 @@ def test_a_modifier_without_layers_gives_its_base_and_layers_still_apply_in_orde
                                    "push(trace, value(doubled, 5, 0))\npush(trace, value(nested, 5, 1))")
     # (the layer asking another modifier sees its own `n` and `value` again after it: 14 + 5, + 1)
     assert c.state["globals"]["trace"] == [5, 11, 10, 20]
+
+
+def test_a_modifier_without_layers_is_its_base_with_its_arguments_read_where_reading_can_fail():
+    """No layer changes `bare`: `value(bare, ...)` is written as its base, without a call, where
+    its arguments are values whose reading changes nothing and cannot fail. Any other argument
+    is still run, with its errors where they were."""
+    comp, model, _ = ruleset(modifiers={"bare": []}, procedures={"mark": (("tag",), "push(trace, tag)")})
+    fn = comp.effect("push(trace, value(bare, total + 2, 1))", Loc("flow.yaml", 5, 9), set(), "effect")
+    assert "_modify" not in fn.source
+    c, _ = run_effect(comp, model, "total = 3\npush(trace, value(bare, total + 2, 1))\n"
+                                   "push(trace, value(bare, 4, mark('arg')))")
+    assert c.state["globals"]["trace"] == [5, "arg", 4]  # the argument that changes the game ran
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "push(trace, value(bare, 5, 1 + 'x'))")
+    assert err.value.loc.line == 5
+    with pytest.raises(RuleError) as err:  # a local no path has bound yet is read, and fails
+        run_effect(comp, model, "if total > 0:\n    let k = 1\npush(trace, value(bare, 5, k))")
+    assert "`k` has no value here yet" in err.value.message
+    with pytest.raises(RuleError):  # the base is run
+        run_effect(comp, model, "push(trace, value(bare, 5 + 'x', 1))")
 
 
 def test_a_failing_modifier_layer_is_located_at_the_layer():

@@ -157,7 +157,8 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
             _check_params_once(table, name, spec, params, diags)
             value = spec.get("value") if table == "functions" else None  # (a function's text, for inlining)
             target[name] = Callable_(params, loc_of(data[table], name, key=True),
-                                     str(value) if isinstance(value, str) else None)
+                                     str(value) if isinstance(value, str) else None,
+                                     table != "modifiers" or bool(spec.get("layers")))
     # Every step is announced before and after it runs: `before_STEP` / `after_STEP`, with the
     # step's params, so a variant listens to any step without copying it (a declared event of
     # the same name wins).
