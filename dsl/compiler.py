@@ -1120,7 +1120,8 @@ class Compiler:
                 # number or NaN the bounds (`_miss`). So a sum costs what a difference costs.
                 r = self._unit.temp()
                 return f"({r} if {-_SMALL} < ({r} := {a} + {b}) < {_SMALL} else _miss())"
-            return self._arith(op, a, b)
+            return self._arith(op, a, b, joins=op == "+" and (
+                self._may_join(node.children[0]) or self._may_join(node.children[2])))
         if op == "%" and not _NUMBER.fullmatch(a):  # (a text on the left would be formatted: codegen `_mod`)
             return f"_mod({a}, {b})"
         return f"({a} {op} {b})"
@@ -1221,12 +1222,13 @@ class Compiler:
         x = self._unit.temp()  # (assignments are statements: `:=` is allowed here)
         return f"({x} if _type({x} := {value}) in _PL else _copy({x}, c))"
 
-    def _arith(self, op: str, a: str, b: str, kept: bool = False) -> str:
+    def _arith(self, op: str, a: str, b: str, kept: bool = False, joins: bool = False) -> str:
         """`a op b` bounded and priced (codegen `_add`, `_sub`, `_mul`), with the common case
         inline: two whole numbers added, or a difference, without a call while it is below
-        2**62 either way, or a join of up to FREE_WALK items (beyond, the helper decides). Not
-        where a side is plainly a text or a list: there the checks written out would only delay
-        the call. `kept`: the result goes into the state (`+=` on a field or a global), so a
+        2**62 either way, or a join of up to FREE_WALK items (beyond, the helper decides). Where
+        a side is plainly a text or a list, or `joins` (its text looks like one: `_may_join`),
+        the join is written out first and numbers go to the helper: the checks for numbers would
+        only delay the call. `kept`: the result goes into the state (`+=` on a field or a global), so a
         helper's result is refused if it is NaN or an infinity (`finite`; an inline result is a
         whole number or a difference within 2**62)."""
         def helper(call: str) -> str:
@@ -1244,7 +1246,7 @@ class Compiler:
             return (f"({r} if ({t} := _type({r} := ({x} := {a}) + ({y} := {b}))) in _SEQT and _len({r}) <= "
                     f"{FREE_WALK} or {t} is _int and {-_SMALL} < {r} < {_SMALL} else _miss() if {t} in _SEQT "
                     f"else {helper(f'_add(c, {x}, {y})')})")
-        if op == "+" and not (_SEQUENCE.match(a) or _SEQUENCE.match(b)):
+        if op == "+" and not (joins or _SEQUENCE.match(a) or _SEQUENCE.match(b)):
             # (two lists joined inline here cost more to compile than it saved: +4% of a cold
             # validation against -0.5% of a Shogun game)
             x, y, r = u.temp(), u.temp(), u.temp()

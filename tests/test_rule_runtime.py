@@ -445,6 +445,28 @@ def test_joining_texts_and_lists_is_bounded_and_refuses_mixed_kinds():
     assert "cannot evaluate" in err.value.message
 
 
+@pytest.mark.parametrize("text, big, value, steps", [
+    # a side that may be a text or a list (a join written in the rule) joins first, as `_add` joins
+    ("trace = big + ' ' + big + '!'", "ab", "ab ab!", 0),
+    ("trace = big + ' ' + big", "y" * 40, "y" * 40 + " " + "y" * 40, 81),  # past FREE_WALK: priced
+    ("trace = [big] + [big] + big", [1], [[1], [1], 1], 0),
+    ("trace = big + [2] + big", [1] * 40, [1] * 40 + [2] + [1] * 40, 81),  # 41 items made free, then 81
+    ("total = big + (big + 1)", 5, 11, 0),  # numbers where a join was guessed: summed, as `_add` sums
+])
+def test_a_join_guessed_from_the_rule_text_is_written_out_with_the_helpers_result(text, big, value, steps):
+    comp, model, _ = ruleset()
+    comp.sym.globals.add("big")
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    c = Ctx({"globals": {"trace": [], "total": 0, "big": big}, "ent": {}}, model, Hooks(), {}, meter=Meter(1_000_000))
+    fn(c)
+    assert c.state["globals"]["trace" if "trace" in text else "total"] == value
+    stored = len(value) if isinstance(value, list) and len(value) > 64 else 0  # (the copy into the state)
+    assert c.meter.used - stored == steps
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntrace = [big] + (big + 'x')".replace("big", "'a'"))
+    assert "cannot evaluate" in err.value.message and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
 def test_a_list_comprehension_is_charged_its_length_at_the_start_and_runs_over_a_copy():
     comp, model, _ = ruleset(procedures={"grow": ((), "push(trace, 9)")})
     c, _ = run_effect(comp, model, "trace = [1, 2]\ntotal = len([grow() for x in trace if x > 0])\n"
