@@ -1548,6 +1548,8 @@ class Compiler:
             p, seats = self._unit.temp(), self._unit.temp()
             return (f"(({seats}[{p}] if ({seats} := c.state.get('seats')) else {p}) if ({p} := {args[0]}) "
                     f"in c.state['players'] else P_controller(c, {p}))")
+        if name == "get" and len(args) in (2, 3) and not kwargs and not self._no_walrus:
+            return self._get(args)
         if name == "len" and len(args) == 1 and self._plain:  # (`_plain_form`: a list, a map or a text, else _MISS)
             return f"_len({args[0]})"
         if name == "len" and len(args) == 1 and not self._no_walrus:
@@ -1559,6 +1561,23 @@ class Compiler:
             self._ents = ents_before  # (its arguments may not run)
             return f"(None if c.hooks.silent else {call})"
         return call
+
+    def _get(self, args: list[str]) -> str:
+        """`get(d, k)` or `get(d, k, default)` of a map without a call (`dict.get`, what the
+        primitive runs for a map); any other value goes to the primitive. Each argument runs
+        once, in the written order, on either branch."""
+        u = self._unit
+        d = u.temp()
+        rest, kept = [], []
+        for a in args[1:]:
+            if _NAMED.fullmatch(a) or _INERT.fullmatch(a) or a in ("True", "False", "None"):
+                rest.append(a)
+            else:
+                t = u.temp()
+                rest.append(t)
+                kept.append(f" and (({t} := {a}) is {t})")  # (always true: runs it, in order)
+        return (f"({d}.get({', '.join(rest)}) if _type({d} := {args[0]}) is _dict{''.join(kept)} "
+                f"else P_get(c, {d}, {', '.join(args[1:])}))")
 
     def _verdict_form(self, name: str, raw: list, scope: _Scope) -> str | None:
         """`count`, `filter`, `any` or `all` of a list with its test written in place (`where=x =>

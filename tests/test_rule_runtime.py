@@ -167,6 +167,21 @@ def test_a_modifier_without_layers_is_its_base_with_its_arguments_read_where_rea
         run_effect(comp, model, "push(trace, value(bare, 5 + 'x', 1))")
 
 
+def test_get_of_a_map_written_out_gives_what_the_primitive_gives_and_runs_its_arguments_in_order():
+    comp, model, _ = ruleset(procedures={"mark": (("tag",), "push(trace, tag)")})
+    c, _ = run_effect(comp, model, "let m = {'a': 1}\nlet xs = [7, 8]\ntrace = [get(m, 'a'), get(m, 'z'), "
+                                   "get(m, 'z', 5), get(xs, 1), get(xs, 9, 'x'), get(m, 'a' + '', total + 1)]")
+    assert c.state["globals"]["trace"] == [1, None, 5, 8, "x", 1]
+    c, _ = run_effect(comp, model, "let m = {'a': 1}\npush(trace, get(m, mark('k'), mark('d')))")
+    assert c.state["globals"]["trace"] == ["k", "d", None]
+    with pytest.raises(RuleError) as err:  # not a map: the primitive, after the arguments ran
+        run_effect(comp, model, "\npush(trace, get(5, mark('k')))")
+    assert err.value.message == "get() needs a map or list, got `5`" and err.value.loc == Loc("flow.yaml", 6, 9)
+    with pytest.raises(RuleError) as err:  # a key no map can hold
+        run_effect(comp, model, "\nlet m = {'a': 1}\npush(trace, get(m, [1]))")
+    assert "cannot evaluate" in err.value.message and err.value.loc == Loc("flow.yaml", 7, 9)
+
+
 def test_a_failing_modifier_layer_is_located_at_the_layer():
     comp, model, _ = ruleset(modifiers={"broken": [("value + 'x'", None)]})
     with pytest.raises(RuleError) as err:
