@@ -606,7 +606,7 @@ class Compiler:
                 u.emit(depth, f"v_{name} = {value}", loc)
             self._ents.pop(f"v_{name}", None)
         elif kind == "call_stmt":
-            pushed = self._push_stmt(node.children[0], scope)
+            pushed = self._push_stmt(node.children[0], scope) or self._remove_stmt(node.children[0], scope)
             for line in (pushed or self._expr(node.children[0], scope)).split("\n"):
                 u.emit(depth, line, loc)
         elif kind == "pass_stmt":
@@ -693,6 +693,27 @@ class Compiler:
                 f"{d}.append({kept})\n"
                 f"else: P_push(c, {d}, {x})")
 
+    def _remove_stmt(self, call: Any, scope: _Scope) -> str | None:
+        """`remove(xs, item)` as a statement, written out for its common case: a list that is not
+        a constant and holds the item, a plain scalar; charged the list's length, as the
+        primitive charges it before it removes. Anything else goes to the primitive, which checks
+        in the same order and fails with its own error. None: not this form."""
+        if not (isinstance(call, Tree) and call.data == "call" and str(call.children[0]) == "remove"):
+            return None
+        raw = call.children[1:]
+        if (len(raw) != 2 or scope.pure or "remove" in self.sym.functions or "remove" in self.sym.procedures
+                or any(isinstance(a, Tree) and a.data == "kwarg" for a in raw)):
+            return None
+        if self._used is not None:
+            self._used.add("remove")
+        xs, item = (self._expr(a, scope) for a in raw)
+        u = self._unit
+        d, x, m = u.temp(), u.temp(), u.temp()
+        return (f"{d} = {xs}; {x} = {item}\n"
+                f"if _type({d}) is _list and _id({d}) not in c.model.frozen_ids and _type({x}) in _PL and {x} in {d}: "
+                f"{m} = c.meter; {m}.used += _len({d}); {m}.used <= {m}.limit or {m}.over(); {d}.remove({x})\n"
+                f"else: P_remove(c, {d}, {x})")
+
     def _counted(self, node: Any, scope: _Scope) -> str | None:
         """For `range(n)` of the built-in, `n` a local: the local as the call's code reads it
         (`_name`). Else None."""
@@ -715,7 +736,7 @@ class Compiler:
             return False
         name = str(node.children[0])
         return name in _NEW_LISTS and name not in self.sym.functions and name not in self.sym.procedures \
-            and source.startswith(f"P_{name}(")
+            and (source.startswith(f"P_{name}(") or (name == "neighbors" and source.startswith("(_list(")))
 
     @staticmethod
     def _runs_nothing(target: Tree, scope: _Scope) -> bool:
@@ -1550,6 +1571,15 @@ class Compiler:
                     f"in c.state['players'] else P_controller(c, {p}))")
         if name == "get" and len(args) in (2, 3) and not kwargs and not self._no_walrus:
             return self._get(args)
+        if name == "neighbors" and len(args) == 1 and not kwargs and not self._no_walrus:
+            # a space's neighbours from the board's table, without a call; no board, or not a
+            # space: the primitive, which refuses it
+            u = self._unit
+            x = args[0] if _NAMED.fullmatch(args[0]) else u.temp()
+            b, t = u.temp(), u.temp()
+            first = "" if x == args[0] else f"({x} := {args[0]}) is {x} and "
+            return (f"(_list({t}) if {first}({b} := c.model.board) is not None and "
+                    f"({t} := {b}.neighbors.get({x})) is not None else P_neighbors(c, {x}))")
         if name == "len" and len(args) == 1 and self._plain:  # (`_plain_form`: a list, a map or a text, else _MISS)
             return f"_len({args[0]})"
         if name == "len" and len(args) == 1 and not self._no_walrus:

@@ -573,6 +573,42 @@ def test_a_push_written_out_fails_as_the_primitive_fails_at_its_place(text, trac
         assert len(trace) in (2, 1_000_000)  # nothing was pushed
 
 
+def test_remove_written_out_charges_and_fails_as_the_primitive_does():
+    comp, model, _ = ruleset()
+    c, _ = run_effect(comp, model, "trace = [1, 2, 1, 'a']\nremove(trace, 1)\nremove(trace, 'a')\n"
+                                   "let m = {'k': 1}\nremove(m, 'k')\ntotal = len(m)")
+    assert c.state["globals"]["trace"] == [2, 1] and c.state["globals"]["total"] == 0
+    assert c.meter.used == 4 + 3  # each list's length before the removal, as the primitive charges
+    fn = comp.effect("trace = [[1], 2, 3, 4, 5]\nremove(trace, [1])\nremove(trace, 5)", Loc("flow.yaml", 5, 9),
+                     set(), "effect")
+    c = Ctx({"globals": {"trace": [], "total": 0}, "ent": {}}, model, Hooks(), {}, meter=Meter(8))
+    with pytest.raises(RuleError) as err:  # the budget ends at the second removal, before it removes
+        fn(c)
+    assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 7, 9)
+    assert c.state["globals"]["trace"] == [2, 3, 4, 5]
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntrace = [1]\nremove(trace, 5)")
+    assert err.value.message == "remove(): `5` is not in the list" and err.value.loc == Loc("flow.yaml", 7, 9)
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "remove(5, 5)")
+    assert err.value.message == "remove() needs a list or map, got `5`"
+
+
+def test_neighbors_written_out_gives_a_new_list_or_the_primitives_error():
+    comp, model, _ = ruleset()
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "trace = neighbors('a')")
+    assert err.value.message == "this ruleset has no board"
+    model.board = SimpleNamespace(neighbors={"a": ("b", "c")}, neighbors_by_kind={})
+    c, _ = run_effect(comp, model, "let n = neighbors('a')\npush(n, 'x')\ntrace = n\n"
+                                   "for s in neighbors('a'):\n    total += len(s)")
+    assert c.state["globals"]["trace"] == ["b", "c", "x"] and c.state["globals"]["total"] == 2
+    assert model.board.neighbors["a"] == ("b", "c")
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "trace = neighbors('zz')")
+    assert err.value.message == "neighbors(): `zz` is not a space of the board"
+
+
 def test_push_with_more_items_or_a_procedure_named_push_is_a_call():
     got, source = _pushed("push(trace, 1, [2])")
     assert got == [1, [2]] and ".append(" not in source
