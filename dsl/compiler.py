@@ -1067,7 +1067,13 @@ class Compiler:
         # codegen `_iter` written out, before the loop: the list (a map's keys), charged its
         # length, and copied unless it is new (the body may change it)
         u = self._unit
-        xs, m = u.temp(), u.temp()
+        xs = u.temp()
+        numbers = self._numbers(seq_node, scope, xs)
+        if numbers is not None:
+            elem = self._apart(elem_node, inner)
+            cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
+            return f"([{elem} for v_{name} in {xs}{cond}] if {numbers} else None)"
+        m = u.temp()
         seq = self._expr(seq_node, scope)
         items = xs if self._fresh_list(seq_node, seq) else f"{xs}[:]"
         elem = self._apart(elem_node, inner)
@@ -1075,6 +1081,31 @@ class Compiler:
         return (f"([{elem} for v_{name} in {items}{cond}] if (_type({xs} := {seq}) is _list or "
                 f"({xs} := _loop_list({xs})) is not None) and _setattr({m} := c.meter, 'used', {m}.used + _len({xs})) "
                 f"is None and ({m}.used <= {m}.limit or {m}.over() is None) else None)")
+
+    def _numbers(self, seq_node: Any, scope: _Scope, xs: str) -> str | None:
+        """For a comprehension over `range(n)` or `range(a, b)` of the built-in: a condition that
+        puts in `xs` Python's range of whole numbers, charged what the built-in's list and the
+        comprehension over it are charged (its length each), or else the built-in's list,
+        charged its length; each argument runs once, first. None: not this form."""
+        if not (isinstance(seq_node, Tree) and seq_node.data == "call" and str(seq_node.children[0]) == "range"
+                and "range" not in self.sym.functions and "range" not in self.sym.procedures
+                and len(seq_node.children) in (2, 3)
+                and not any(isinstance(a, Tree) and a.data == "kwarg" for a in seq_node.children[1:])):
+            return None
+        if self._used is not None:
+            self._used.add("range")
+        u = self._unit
+        args = [self._expr(a, scope) for a in seq_node.children[1:]]
+        held = [u.temp() for _ in args]
+        m = u.temp()
+        runs = " and ".join(f"(({h} := {a}) is {h})" for h, a in zip(held, args))  # (always true)
+        lo, hi = ("0", held[0]) if len(held) == 1 else held
+        ints = " and ".join(f"_type({h}) is _int" for h in held)
+        n = hi if lo == "0" else f"({hi} - {lo})"
+        charge = f"_setattr({m} := c.meter, 'used', {m}.used + {{}}) is None and ({m}.used <= {m}.limit or {m}.over() is None)"
+        return (f"({runs} and ({ints} and 0 <= {n} <= {MAX_RANGE} and ({xs} := _range({', '.join(held)})) is not None "
+                f"and {charge.format(f'2 * {n}')} or ({xs} := P_range(c, {', '.join(held)})) is not None "
+                f"and {charge.format(f'_len({xs})')}))")
 
     def _x_lambda_(self, node: Tree, scope: _Scope) -> str:
         name = str(node.children[0])

@@ -499,6 +499,36 @@ def test_a_list_comprehension_is_charged_its_length_at_the_start_and_runs_over_a
     assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 7, 9)
 
 
+@pytest.mark.parametrize("text, value, steps", [
+    ("trace = [i * 2 for i in range(4)]", [0, 2, 4, 6], 8),  # the list of range(4), then the loop over it
+    ("trace = [i for i in range(2, 5) if i != 3]", [2, 4], 6),
+    ("trace = [i for i in range(5, 2)]", [], 0),
+    ("trace = [i for i in range(-3)]", [], 0),
+    ("trace = [i for i in range(true)]", [0], 2),  # not a whole number to Python's eye: the built-in's
+    ("trace = [i for i in range(mark(2), mark(4))]", [2, 3], 4),  # each argument runs once, in order
+])
+def test_a_comprehension_over_range_gives_and_charges_what_the_built_ins_list_gives(text, value, steps):
+    comp, model, _ = ruleset(functions={"mark": (("n",), "n")})
+    c, _ = run_effect(comp, model, text)
+    assert c.state["globals"]["trace"] == value
+    assert c.meter.used - text.count("mark(") == steps  # (a call of `mark` is a step)
+
+
+def test_a_comprehension_over_range_fails_where_the_built_in_fails():
+    comp, model, _ = ruleset()
+    for text, message in (("[i for i in range('x')]", "range() needs whole numbers"),
+                          ("[i for i in range(100001)]", "range() of more than 100,000 items")):
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, "\ntrace = " + text)
+        assert err.value.message == message and err.value.loc == Loc("flow.yaml", 6, 9)
+    for budget in (5, 15):  # the end of the budget in the list's charge, and in the loop's
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, "\ntrace = [i for i in range(10)]", budget=budget)
+        assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 6, 9)
+    c, _ = run_effect(comp, model, "trace = [i for i in range(10)]", budget=20)
+    assert c.meter.used == 20
+
+
 def test_a_list_of_lists_stored_is_copied_to_the_last_level_and_bounded():
     comp, model, _ = ruleset()
     c, _ = run_effect(comp, model, "let pairs = [[1, 'a'], [2, 'b'], 3]\ntrace = pairs\npush(pairs[0], 'x')")
