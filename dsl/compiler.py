@@ -1329,6 +1329,12 @@ class Compiler:
             if fname not in self._keys:
                 raise _CompileError("D102", f"unknown attribute `{fname}`", loc,
                                     did_you_mean(fname, [*self.sym.fields, *self.sym.statics, *BUILTIN_ATTRS]))
+        if obj == BUILTIN_NAMES["options"] and not self._no_walrus:
+            # an option's value read where it is, without copying every option first (the copy
+            # is not priced): a plain scalar; else what the copy gives
+            o, t, f = self._unit.temp(), self._unit.temp(), repr(fname)
+            other = "_miss()" if self._plain else f"_attr(c, {obj}, {f})"
+            return f"({t} if {f} in ({o} := c.model.combo.options) and _type({t} := {o}[{f}]) in _PL else {other})"
         if self._plain:  # (`_plain_form`)
             return self._plain_read(node, obj, fname)
         if self._no_walrus:  # inside the list of a comprehension Python allows no `:=`

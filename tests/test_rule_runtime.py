@@ -182,6 +182,20 @@ def test_get_of_a_map_written_out_gives_what_the_primitive_gives_and_runs_its_ar
     assert "cannot evaluate" in err.value.message and err.value.loc == Loc("flow.yaml", 7, 9)
 
 
+def test_an_option_read_where_it_is_gives_what_a_copy_of_the_options_gives():
+    comp, model, _ = ruleset()
+    comp.sym.option_names = {"limit", "xs", "gone"}
+    model.combo = SimpleNamespace(options={"limit": 3, "xs": [1, [2]]})
+    c, _ = run_effect(comp, model, "total = options.limit + len(options.xs)\npush(options.xs, 9)\n"
+                                   "trace = options.xs\npush(trace, len([x for x in range(options.limit)]))")
+    assert c.state["globals"]["total"] == 5 and c.state["globals"]["trace"] == [1, [2], 3]
+    assert model.combo.options == {"limit": 3, "xs": [1, [2]]}  # a list option read is a copy
+    assert c.meter.used == 6  # range(3) and the loop over it: the options are copied unpriced
+    with pytest.raises(RuleError) as err:
+        run_effect(comp, model, "\ntotal = options.gone")
+    assert err.value.message == "this map has no key `gone`" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
 def test_a_failing_modifier_layer_is_located_at_the_layer():
     comp, model, _ = ruleset(modifiers={"broken": [("value + 'x'", None)]})
     with pytest.raises(RuleError) as err:
