@@ -1098,11 +1098,12 @@ class Compiler:
         args = [self._expr(a, scope) for a in seq_node.children[1:]]
         held = [u.temp() for _ in args]
         m = u.temp()
-        runs = " and ".join(f"(({h} := {a}) is {h})" for h, a in zip(held, args))  # (always true)
+        runs = " and ".join(f"(({h} := {a}) is {h})" for h, a in zip(held, args, strict=True))  # (always true)
         lo, hi = ("0", held[0]) if len(held) == 1 else held
         ints = " and ".join(f"_type({h}) is _int" for h in held)
         n = hi if lo == "0" else f"({hi} - {lo})"
-        charge = f"_setattr({m} := c.meter, 'used', {m}.used + {{}}) is None and ({m}.used <= {m}.limit or {m}.over() is None)"
+        charge = (f"_setattr({m} := c.meter, 'used', {m}.used + {{}}) is None "
+                  f"and ({m}.used <= {m}.limit or {m}.over() is None)")
         return (f"({runs} and ({ints} and 0 <= {n} <= {MAX_RANGE} and ({xs} := _range({', '.join(held)})) is not None "
                 f"and {charge.format(f'2 * {n}')} or ({xs} := P_range(c, {', '.join(held)})) is not None "
                 f"and {charge.format(f'_len({xs})')}))")

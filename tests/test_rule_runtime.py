@@ -196,6 +196,33 @@ def test_an_option_read_where_it_is_gives_what_a_copy_of_the_options_gives():
     assert err.value.message == "this map has no key `gone`" and err.value.loc == Loc("flow.yaml", 6, 9)
 
 
+def test_layers_that_each_name_a_text_of_one_parameter_are_asked_by_that_text():
+    from engine.model.modifiers import KeyedLayers, layers_of
+    comp, model, _ = ruleset()
+
+    def layers(whens: list, values: list) -> list:
+        return [(f"L{i}", comp.expression(w, Loc("mods.yaml", 1 + i, 5), {"kind", "n", "value"}) if w else None,
+                 comp.expression(v, Loc("mods.yaml", 1 + i, 20), {"kind", "n", "value"}))
+                for i, (w, v) in enumerate(zip(whens, values, strict=True))]
+
+    whens = ["kind == 'a'", ' kind=="b" ', "kind == 'a'"]
+    keyed = layers_of(("kind", "n"), layers(whens, ["value + 1", "value * 10", "value * 2"]), whens)
+    assert type(keyed) is KeyedLayers and keyed.param == "kind" and list(keyed.by_text) == ["a", "b"]
+    for other in (["kind == 'a'", None], ["kind == 'a'", "n == 'b'"], ["value == 'a'"], ["kind == '{n}'"],
+                  ["kind != 'a'"], ["kind == 'a' or n == 1"]):
+        assert type(layers_of(("kind", "n"), layers(other, ["value"] * len(other)), other)) is list, other
+    for kind in ("a", "b", "c", 5, ["a"], None):
+        got = []
+        for table in (keyed, list(keyed)):  # asked by text, and every layer asked in turn
+            model.modifiers = {"m": table}
+            c = Ctx({"globals": {"trace": [], "total": 0}, "ent": {}}, model, Hooks(), {})
+            got.append(apply_modifiers(c, "m", 3, {"kind": kind, "n": 0}))
+        assert got[0] == got[1] == {"a": 8, "b": 30}.get(kind, 3) if isinstance(kind, str) else got[0] == got[1] == 3
+    keyed.by_text["a"] = []  # (a table that leaves out what the conditions pick: the table is what is asked)
+    model.modifiers = {"m": keyed}
+    assert apply_modifiers(Ctx({"globals": {}, "ent": {}}, model, Hooks(), {}), "m", 3, {"kind": "a", "n": 0}) == 3
+
+
 def test_a_failing_modifier_layer_is_located_at_the_layer():
     comp, model, _ = ruleset(modifiers={"broken": [("value + 'x'", None)]})
     with pytest.raises(RuleError) as err:

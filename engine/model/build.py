@@ -22,6 +22,7 @@ from engine.loading.yamlio import LocDict, loc_of
 from engine.model.board import Board, build_board
 from engine.model.checks import run_checks
 from engine.model.flow import FlowCompiler, Node
+from engine.model.modifiers import layers_of
 from engine.model.procedures import announced, procedure_body
 from engine.model.ruleset import PLAYER_KIND, Kind, Model
 
@@ -229,9 +230,10 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                 if "when" in layer else None
             value = comp.expression(layer["value"], loc_of(layer, "value"), scope, "value")
             rank = pkg_rank.get(res.provenance.get(f"modifiers.{mname}.layers.{lid}", ("", Loc()))[0], 0)
-            entries.append((layer_order.index(layer["layer"]), rank, lid, when, value))
+            entries.append((layer_order.index(layer["layer"]), rank, lid, when, value, layer.get("when")))
         entries.sort(key=lambda e: (e[0], e[1], _id_key(e[2])))
-        modifiers[mname] = [(lid, when, value) for _, _, lid, when, value in entries]
+        modifiers[mname] = layers_of(params, [(lid, when, value) for _, _, lid, when, value, _w in entries],
+                                     [w for *_, w in entries])
     # ---- flow ----
     fc = FlowCompiler(data["steps"], comp, sym.globals, diags)
     fc.compile_steps()
