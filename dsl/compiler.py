@@ -1609,6 +1609,15 @@ class Compiler:
                     f"in c.state['players'] else P_controller(c, {p}))")
         if name == "get" and len(args) in (2, 3) and not kwargs and not self._no_walrus:
             return self._get(args)
+        if name in ("min", "max") and len(args) == 2 and not kwargs and not self._no_walrus:
+            # two scalars: Python's own, charged the two items as the primitive charges them
+            # before it compares; anything else goes to the primitive
+            u = self._unit
+            a, b, m = u.temp(), u.temp(), u.temp()
+            return (f"(_{name}({a}, {b}) if (({a} := {args[0]}) is {a}) and _type({b} := {args[1]}) in _SC "
+                    f"and _type({a}) in _SC and "
+                    f"_setattr({m} := c.meter, 'used', {m}.used + 2) is None and ({m}.used <= {m}.limit or "
+                    f"{m}.over() is None) else P_{name}(c, {a}, {b}))")
         if name == "neighbors" and len(args) == 1 and not kwargs and not self._no_walrus:
             # a space's neighbours from the board's table, without a call; no board, or not a
             # space: the primitive, which refuses it

@@ -223,6 +223,22 @@ def test_layers_that_each_name_a_text_of_one_parameter_are_asked_by_that_text():
     assert apply_modifiers(Ctx({"globals": {}, "ent": {}}, model, Hooks(), {}), "m", 3, {"kind": "a", "n": 0}) == 3
 
 
+def test_min_and_max_of_two_scalars_written_out_give_and_charge_what_the_primitive_does():
+    comp, model, _ = ruleset(procedures={"mark": (("tag",), "push(trace, tag)")})
+    c, _ = run_effect(comp, model, "trace = [min(3, 2), max(3, 2), min('b', 'a'), min(1, 1.0), max(1.0, 1), "
+                                   "min(true, 2), max([1], [2])]")
+    assert c.state["globals"]["trace"] == [2, 3, "a", 1, 1.0, True, [2]]
+    assert c.meter.used == 7 * 2  # each the two items it compares, lists too
+    with pytest.raises(RuleError) as err:  # the budget ends at the line, before the comparison
+        run_effect(comp, model, "\ntotal = min(1, 2)", budget=1)
+    assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 6, 9)
+    # both arguments run whichever way it goes (the second's value is never one left from before)
+    c, _ = run_effect(comp, model, "for p in [[1, 2], [[3], [4]]]:\n    push(trace, max(p[0], p[1]))")
+    assert c.state["globals"]["trace"] == [2, [4]]
+    c, _ = run_effect(comp, model, "total = 5\ntotal = max(total, len(trace) + 7)")
+    assert c.state["globals"]["total"] == 7
+
+
 def test_a_failing_modifier_layer_is_located_at_the_layer():
     comp, model, _ = ruleset(modifiers={"broken": [("value + 'x'", None)]})
     with pytest.raises(RuleError) as err:
