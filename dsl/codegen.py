@@ -310,6 +310,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_SEQT": frozenset({list, str}),  # for inline `+` of two texts or lists (compiler `_arith`)
     "_loop_list": _loop_list, "_id": id, "_range": range,  # (a `for` over `range(n)`: compiler `_stmt`)
     "_min": min, "_max": max,  # (`min(a, b)` and `max(a, b)` of two scalars: compiler `_x_call`)
+    "_LT": frozenset({list, tuple}),  # (`index` of a list, or of a collection's own ids: compiler `_index`)
     "_MISS": Exception,  # the plain form off its common case, or failing: the checked form decides (`_plain_form`)
     "_miss": _miss,
     # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)

@@ -1627,6 +1627,10 @@ class Compiler:
             first = "" if x == args[0] else f"({x} := {args[0]}) is {x} and "
             return (f"(_list({t}) if {first}({b} := c.model.board) is not None and "
                     f"({t} := {b}.neighbors.get({x})) is not None else P_neighbors(c, {x}))")
+        if name == "index" and len(args) == 2 and not kwargs and not self._no_walrus:
+            return self._index(args)
+        if name == "len" and len(args) == 1 and _COLLECTION.fullmatch(args[0]):
+            return f"_len({args[0][6:-1]})"  # a collection's ids, counted without a copy of them
         if name == "len" and len(args) == 1 and self._plain:  # (`_plain_form`: a list, a map or a text, else _MISS)
             return f"_len({args[0]})"
         if name == "len" and len(args) == 1 and not self._no_walrus:
@@ -1655,6 +1659,19 @@ class Compiler:
                 kept.append(f" and (({t} := {a}) is {t})")  # (always true: runs it, in order)
         return (f"({d}.get({', '.join(rest)}) if _type({d} := {args[0]}) is _dict{''.join(kept)} "
                 f"else P_get(c, {d}, {', '.join(args[1:])}))")
+
+    def _index(self, args: list[str]) -> str:
+        """`index(xs, x)` of a list holding `x`, a plain scalar, written out: charged the list's
+        length, as the primitive charges it before it looks; a collection's own ids are looked
+        up without a copy of them. Anything else goes to the primitive, both arguments run."""
+        u = self._unit
+        xs, x, m = u.temp(), u.temp(), u.temp()
+        ids = _COLLECTION.fullmatch(args[0])
+        seq = args[0][6:-1] if ids else args[0]  # (a collection's ids: a tuple)
+        return (f"({xs}.index({x}) if (({xs} := {seq}) is {xs}) and _type({x} := {args[1]}) in _PL "
+                f"and _type({xs}) in _LT and {x} in {xs} and _setattr({m} := c.meter, 'used', {m}.used + "
+                f"_len({xs})) is None and ({m}.used <= {m}.limit or {m}.over() is None) else "
+                f"P_index(c, {f'_list({xs})' if ids else xs}, {x}))")
 
     def _verdict_form(self, name: str, raw: list, scope: _Scope) -> str | None:
         """`count`, `filter`, `any` or `all` of a list with its test written in place (`where=x =>

@@ -239,6 +239,25 @@ def test_min_and_max_of_two_scalars_written_out_give_and_charge_what_the_primiti
     assert c.state["globals"]["total"] == 7
 
 
+def test_index_written_out_and_a_collections_length_give_and_charge_what_the_primitives_do():
+    comp, model, _ = ruleset()
+    comp.sym.collections = {"things": "things"}
+    model.collections = {"things": ("a", "b", "c")}
+    c, _ = run_effect(comp, model, "trace = [index([5, 6, 5], 5), index(things, 'c'), len(things), "
+                                   "index({'k': 1, 'j': 2}, 'j'), index([[1], [2]], [2])]")
+    assert c.state["globals"]["trace"] == [0, 2, 3, 1, 1]
+    assert c.meter.used == 3 + 3 + 0 + 2 + 2  # each list's length (a map's keys), before it looks
+    for text, message in (("index([1], 5)", "index(): `5` is not in the list"),
+                          ("index(things, 'z')", "index(): `z` is not in the list"),
+                          ("index('abc', 'b')", "index() needs a list, got `abc`")):
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, "\ntotal = " + text)
+        assert err.value.message == message and err.value.loc == Loc("flow.yaml", 6, 9), text
+    with pytest.raises(RuleError) as err:  # the budget ends at the line, before it looks
+        run_effect(comp, model, "\ntotal = index(things, 'c')", budget=2)
+    assert err.value.code == "E002" and err.value.loc == Loc("flow.yaml", 6, 9)
+
+
 def test_a_failing_modifier_layer_is_located_at_the_layer():
     comp, model, _ = ruleset(modifiers={"broken": [("value + 'x'", None)]})
     with pytest.raises(RuleError) as err:
