@@ -647,8 +647,7 @@ class Compiler:
             counted = self._counted(node.children[1], scope)
             if counted is not None:  # `range(n)`: its numbers, without a list, as the built-in charges them
                 items = (f"(_range({counted}) if _type({counted}) is _int and 0 <= {counted} <= {MAX_RANGE} and "
-                         f"_setattr({m} := c.meter, 'used', {m}.used + {counted}) is None and "
-                         f"({m}.used <= {m}.limit or {m}.over() is None) else {items})")
+                         f"{_charged(counted, m)} else {items})")
             u.emit(depth, f"{t} = {items}", loc)
             if not fresh:
                 u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
@@ -1079,8 +1078,7 @@ class Compiler:
         elem = self._apart(elem_node, inner)
         cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
         return (f"([{elem} for v_{name} in {items}{cond}] if (_type({xs} := {seq}) is _list or "
-                f"({xs} := _loop_list({xs})) is not None) and _setattr({m} := c.meter, 'used', {m}.used + _len({xs})) "
-                f"is None and ({m}.used <= {m}.limit or {m}.over() is None) else None)")
+                f"({xs} := _loop_list({xs})) is not None) and {_charged(f'_len({xs})', m)} else None)")
 
     def _numbers(self, seq_node: Any, scope: _Scope, xs: str) -> str | None:
         """For a comprehension over `range(n)` or `range(a, b)` of the built-in: a condition that
@@ -1102,11 +1100,9 @@ class Compiler:
         lo, hi = ("0", held[0]) if len(held) == 1 else held
         ints = " and ".join(f"_type({h}) is _int" for h in held)
         n = hi if lo == "0" else f"({hi} - {lo})"
-        charge = (f"_setattr({m} := c.meter, 'used', {m}.used + {{}}) is None "
-                  f"and ({m}.used <= {m}.limit or {m}.over() is None)")
         return (f"({runs} and ({ints} and 0 <= {n} <= {MAX_RANGE} and ({xs} := _range({', '.join(held)})) is not None "
-                f"and {charge.format(f'2 * {n}')} or ({xs} := P_range(c, {', '.join(held)})) is not None "
-                f"and {charge.format(f'_len({xs})')}))")
+                f"and {_charged(f'2 * {n}', m)} or ({xs} := P_range(c, {', '.join(held)})) is not None "
+                f"and {_charged(f'_len({xs})', m)}))")
 
     def _x_lambda_(self, node: Tree, scope: _Scope) -> str:
         name = str(node.children[0])
@@ -1443,8 +1439,7 @@ class Compiler:
         # written out around this one would have counted a level
         if self._in_lambda or not self._per_item:  # (once, or in a scope of its own: charged here)
             m = u.temp()
-            step = (f"_setattr({m} := c.meter, 'used', {m}.used + 1) is None and ({m}.used <= {m}.limit or "
-                    f"{m}.over() is None) and (c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())")
+            step = f"{_charged('1', m)} and (c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())"
         else:  # once per item: counted, checked and charged once for the whole plain form (`_guarded`)
             self._calls = self._calls or u.temp()
             self._calls_deepest = max(self._calls_deepest, len(self._inlining))
@@ -1615,9 +1610,7 @@ class Compiler:
             u = self._unit
             a, b, m = u.temp(), u.temp(), u.temp()
             return (f"(_{name}({a}, {b}) if (({a} := {args[0]}) is {a}) and _type({b} := {args[1]}) in _SC "
-                    f"and _type({a}) in _SC and "
-                    f"_setattr({m} := c.meter, 'used', {m}.used + 2) is None and ({m}.used <= {m}.limit or "
-                    f"{m}.over() is None) else P_{name}(c, {a}, {b}))")
+                    f"and _type({a}) in _SC and {_charged('2', m)} else P_{name}(c, {a}, {b}))")
         if name == "neighbors" and len(args) == 1 and not kwargs and not self._no_walrus:
             # a space's neighbours from the board's table, without a call; no board, or not a
             # space: the primitive, which refuses it
@@ -1669,8 +1662,7 @@ class Compiler:
         ids = _COLLECTION.fullmatch(args[0])
         seq = args[0][6:-1] if ids else args[0]  # (a collection's ids: a tuple)
         return (f"({xs}.index({x}) if (({xs} := {seq}) is {xs}) and _type({x} := {args[1]}) in _PL "
-                f"and _type({xs}) in _LT and {x} in {xs} and _setattr({m} := c.meter, 'used', {m}.used + "
-                f"_len({xs})) is None and ({m}.used <= {m}.limit or {m}.over() is None) else "
+                f"and _type({xs}) in _LT and {x} in {xs} and {_charged(f'_len({xs})', m)} else "
                 f"P_index(c, {f'_list({xs})' if ids else xs}, {x}))")
 
     def _verdict_form(self, name: str, raw: list, scope: _Scope) -> str | None:
@@ -1696,8 +1688,7 @@ class Compiler:
             # checked form, counting a step per item, ends the budget where it always did.
             loop = f"for v_{var} in {xs} if {cond}"
             form = f"_len([0 {loop}])" if name == "count" else f"[v_{var} {loop}]"
-            return (f"({form} if {got} and _setattr({m} := c.meter, 'used', {m}.used + _len({xs})) is None "
-                    f"and ({m}.used <= {m}.limit or {m}.over() is None) else None)")
+            return f"({form} if {got} and {_charged(f'_len({xs})', m)} else None)"
         tick = f"_setattr({m}, 'used', {m}.used + 1) or ({m}.used > {m}.limit and {m}.over()) or {cond}"
         loop = f"for v_{var} in {xs} if {tick}" if name in ("count", "filter") else f"for v_{var} in {xs}"
         form = {"count": f"_len([0 {loop}])", "filter": f"[v_{var} {loop}]",
@@ -1748,6 +1739,13 @@ class Compiler:
         if _LOCAL.fullmatch(value):
             return value[2:] in self._incoming
         return bool(_INERT.fullmatch(value)) or value in ("True", "False", "None")
+
+
+def _charged(amount: str, m: str) -> str:
+    """Generated source that charges `amount` steps to the budget (Ctx.charge, written out in
+    an expression: `m` the temporary holding the meter) and is true, or ends the budget."""
+    return (f"_setattr({m} := c.meter, 'used', {m}.used + {amount}) is None "
+            f"and ({m}.used <= {m}.limit or {m}.over() is None)")
 
 
 def by_position_ok(params: tuple[str, ...]) -> bool:

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,16 +47,20 @@ def _package(tmp: Path, rules: str) -> str:
     return f"{RACE}+{tmp}"
 
 
-def _both(combo: str, picks: int = 200) -> tuple[Game, Game]:
-    """Play the same game on both machines, checking the states agree at every decision."""
-    model = load(combo, players=2, diags=Diagnostics())
+def _started(model: Any) -> tuple[Game, Game]:
+    """The same 2-player game (seed 3) started on the direct runner and on the reference machine."""
     games = []
     for reference in (False, True):
         g = Game.new(model, 2, 3, defer=True)
         g.reference = reference
         g.run()
         games.append(g)
-    a, b = games
+    return games[0], games[1]
+
+
+def _both(combo: str, picks: int = 200) -> tuple[Game, Game]:
+    """Play the same game on both machines, checking the states agree at every decision."""
+    a, b = _started(load(combo, players=2, diags=Diagnostics()))
     rng = random.Random(4)
     for _ in range(picks):
         assert a.state == b.state
@@ -135,13 +140,7 @@ triggers:
     at = next(i for i, n in enumerate(model.nodes) if n.kind == "seq" and n.label == "twice")
     first, second = model.nodes[at].children
     model.nodes[at].children = [first, second, first]  # asks the second time only: its third item
-    games = []
-    for reference in (False, True):
-        g = Game.new(model, 2, 3, defer=True)
-        g.reference = reference
-        g.run()
-        games.append(g)
-    a, b = games
+    a, b = _started(model)
     positions = set()
     for pick in (1, 2, 2, 1):
         assert a.state == b.state
