@@ -1731,7 +1731,6 @@ class Compiler:
         hook = "emit" if name == "emit" else "schedule"
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
 
-
     def _inert(self, value: str) -> bool:
         """Whether generated source `value` can be left unread: reading it can neither fail nor
         change anything (a local bound on entry, a temporary, a constant, an id, a number, a

@@ -211,6 +211,7 @@ def test_layers_that_each_name_a_text_of_one_parameter_are_asked_by_that_text():
     for other in (["kind == 'a'", None], ["kind == 'a'", "n == 'b'"], ["value == 'a'"], ["kind == '{n}'"],
                   ["kind != 'a'"], ["kind == 'a' or n == 1"]):
         assert type(layers_of(("kind", "n"), layers(other, ["value"] * len(other)), other)) is list, other
+    assert type(layers_of(("value",), layers(["kind == 'a'"], ["value"]), ["value == 'a'"])) is list
     for kind in ("a", "b", "c", 5, ["a"], None):
         got = []
         for table in (keyed, list(keyed)):  # asked by text, and every layer asked in turn

@@ -21,10 +21,11 @@ class KeyedLayers(list):
 
 def layers_of(params: tuple[str, ...], layers: list[tuple], whens: list[Any]) -> list:
     """The layers of a modifier in the order they apply, with `whens` the text of each one's
-    condition (None for none): KeyedLayers where every condition picks one parameter's text."""
+    condition (None for none): KeyedLayers where every condition picks one parameter's text
+    (not `value`, which each layer changes)."""
     found = [_KEYED.fullmatch(w) if isinstance(w, str) else None for w in whens]
     names = {m.group(1) for m in found if m is not None}
-    if not layers or None in found or len(names) != 1 or not names <= set(params):
+    if not layers or None in found or len(names) != 1 or not names <= set(params) - {"value"}:
         return list(layers)
     keyed = KeyedLayers(layers)
     keyed.param, keyed.by_text = names.pop(), {}
