@@ -1096,7 +1096,7 @@ class Compiler:
         args = [self._expr(a, scope) for a in seq_node.children[1:]]
         held = [u.temp() for _ in args]
         m = u.temp()
-        runs = " and ".join(f"(({h} := {a}) is {h})" for h, a in zip(held, args, strict=True))  # (always true)
+        runs = " and ".join(_ran(h, a) for h, a in zip(held, args, strict=True))
         lo, hi = ("0", held[0]) if len(held) == 1 else held
         ints = " and ".join(f"_type({h}) is _int" for h in held)
         n = hi if lo == "0" else f"({hi} - {lo})"
@@ -1609,7 +1609,7 @@ class Compiler:
             # before it compares; anything else goes to the primitive
             u = self._unit
             a, b, m = u.temp(), u.temp(), u.temp()
-            return (f"(_{name}({a}, {b}) if (({a} := {args[0]}) is {a}) and _type({b} := {args[1]}) in _SC "
+            return (f"(_{name}({a}, {b}) if {_ran(a, args[0])} and _type({b} := {args[1]}) in _SC "
                     f"and _type({a}) in _SC and {_charged('2', m)} else P_{name}(c, {a}, {b}))")
         if name == "neighbors" and len(args) == 1 and not kwargs and not self._no_walrus:
             # a space's neighbours from the board's table, without a call; no board, or not a
@@ -1617,13 +1617,13 @@ class Compiler:
             u = self._unit
             x = args[0] if _NAMED.fullmatch(args[0]) else u.temp()
             b, t = u.temp(), u.temp()
-            first = "" if x == args[0] else f"({x} := {args[0]}) is {x} and "
+            first = "" if x == args[0] else f"{_ran(x, args[0])} and "
             return (f"(_list({t}) if {first}({b} := c.model.board) is not None and "
                     f"({t} := {b}.neighbors.get({x})) is not None else P_neighbors(c, {x}))")
         if name == "index" and len(args) == 2 and not kwargs and not self._no_walrus:
             return self._index(args)
-        if name == "len" and len(args) == 1 and _COLLECTION.fullmatch(args[0]):
-            return f"_len({args[0][6:-1]})"  # a collection's ids, counted without a copy of them
+        if name == "len" and len(args) == 1 and (ids := _COLLECTION.fullmatch(args[0])):
+            return f"_len({ids.group(1)})"  # a collection's ids, counted without a copy of them
         if name == "len" and len(args) == 1 and self._plain:  # (`_plain_form`: a list, a map or a text, else _MISS)
             return f"_len({args[0]})"
         if name == "len" and len(args) == 1 and not self._no_walrus:
@@ -1644,12 +1644,12 @@ class Compiler:
         d = u.temp()
         rest, kept = [], []
         for a in args[1:]:
-            if _NAMED.fullmatch(a) or _INERT.fullmatch(a) or a in ("True", "False", "None"):
+            if _NAMED.fullmatch(a) or _INERT.fullmatch(a):
                 rest.append(a)
             else:
                 t = u.temp()
                 rest.append(t)
-                kept.append(f" and (({t} := {a}) is {t})")  # (always true: runs it, in order)
+                kept.append(f" and {_ran(t, a)}")
         return (f"({d}.get({', '.join(rest)}) if _type({d} := {args[0]}) is _dict{''.join(kept)} "
                 f"else P_get(c, {d}, {', '.join(args[1:])}))")
 
@@ -1660,8 +1660,8 @@ class Compiler:
         u = self._unit
         xs, x, m = u.temp(), u.temp(), u.temp()
         ids = _COLLECTION.fullmatch(args[0])
-        seq = args[0][6:-1] if ids else args[0]  # (a collection's ids: a tuple)
-        return (f"({xs}.index({x}) if (({xs} := {seq}) is {xs}) and _type({x} := {args[1]}) in _PL "
+        seq = ids.group(1) if ids else args[0]  # (a collection's ids: a tuple)
+        return (f"({xs}.index({x}) if {_ran(xs, seq)} and _type({x} := {args[1]}) in _PL "
                 f"and _type({xs}) in _LT and {x} in {xs} and {_charged(f'_len({xs})', m)} else "
                 f"P_index(c, {f'_list({xs})' if ids else xs}, {x}))")
 
@@ -1737,7 +1737,13 @@ class Compiler:
         truth value or none)."""
         if _LOCAL.fullmatch(value):
             return value[2:] in self._incoming
-        return bool(_INERT.fullmatch(value)) or value in ("True", "False", "None")
+        return bool(_INERT.fullmatch(value))
+
+
+def _ran(t: str, source: str) -> str:
+    """Generated source that runs `source` into the temporary `t` and is true: so an argument
+    runs once, first, whichever branch of a written-out built-in then reads `t`."""
+    return f"(({t} := {source}) is {t})"
 
 
 def _charged(amount: str, m: str) -> str:
@@ -1829,7 +1835,7 @@ def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[i
 _NEW_LISTS = frozenset({"range", "neighbors", "keys", "values", "sorted", "reversed", "spaces_in", "board_set"})
 # Built-ins that give a new list of a board's spaces (ids): their items are scalars (`_scalar_items`).
 _ID_LISTS = frozenset({"range", "neighbors", "spaces_in", "board_set"})
-_COLLECTION = re.compile(r"_list\(c\.model\.collections\['\w+'\]\)")
+_COLLECTION = re.compile(r"_list\((c\.model\.collections\['\w+'\])\)")  # (group 1: its ids, a tuple)
 _NOTHING_SHARED: tuple[None, set[int], set[int]] = (None, set(), set())
 
 # What an expression may hold to be run twice without a difference (`Compiler._plain_form`).
@@ -2006,7 +2012,7 @@ _LOCAL = re.compile(r"v_\w+")  # a local of the rule text
 _LOCAL_LIST = re.compile(r"\[(v_\w+(?:, v_\w+){0,3})\]")  # a list written out of one to four locals
 _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_INERT = re.compile(r"_t[0-9]+|K[0-9]+|'[\w-]+'|-?[0-9]+(\.[0-9]+)?")  # (`Compiler._inert`)
+_INERT = re.compile(r"_t[0-9]+|K[0-9]+|'[\w-]+'|-?[0-9]+(\.[0-9]+)?|True|False|None")  # (`Compiler._inert`)
 _SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS, and
 # small enough for Python to compare as one digit (its fastest comparison of whole numbers)
 # Built-ins whose value is a text or a list (`Compiler._may_join`, `_SEQUENCE`)
