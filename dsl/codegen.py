@@ -214,11 +214,13 @@ def _ucall(c: Ctx, table: str, name: str, scope: dict) -> Any:
     """Call a ruleset function or procedure; `scope` (its parameters) becomes its locals. Its
     failures are located by the caller's `rule_error`, at the callee's line. (Calls of a
     function or procedure whose parameters are all different go by position: its `pos`.)"""
-    target = getattr(c.model, table)[name].fast
-    m = c.meter
-    m.used += 1
-    if m.used > m.limit:
-        m.over()
+    callee = getattr(c.model, table)[name]
+    target = callee.fast
+    if getattr(callee, "counted", True):  # (a compiled text says: `Unit.build`)
+        m = c.meter
+        m.used += 1
+        if m.used > m.limit:
+            m.over()
     if c.depth >= MAX_CALL_DEPTH:
         raise _deep(name)
     saved = c.vars
@@ -261,17 +263,19 @@ def _over_at_caller(m: Any) -> None:
         raise
 
 
-def by_position(fn: Callable[[Ctx], Any], params: tuple[str, ...], name: str) -> Callable[..., Any]:
+def by_position(fn: Callable[[Ctx], Any], params: tuple[str, ...], name: str, counted: bool = True) \
+        -> Callable[..., Any]:
     """The `pos` of a callee that reads its arguments from `c.vars` (a procedure wrapped to
-    announce itself, a function whose value is a plain number): the call counted and checked as
-    the compiled callees do (this wrapper is no rule code: its failures are located at the
-    call), then `fn` run with the arguments as its variables."""
+    announce itself, a function whose value is a plain number): the call counted (if `counted`)
+    and checked as the compiled callees do (this wrapper is no rule code: its failures are
+    located at the call), then `fn` run with the arguments as its variables."""
     def pos(c: Ctx, *args: Any) -> Any:
-        m = c.meter
-        u = m.used + 1
-        m.used = u
-        if u > m.limit:
-            m.over()
+        if counted:
+            m = c.meter
+            u = m.used + 1
+            m.used = u
+            if u > m.limit:
+                m.over()
         d = c.depth
         if d >= MAX_CALL_DEPTH:
             raise _deep(name)
@@ -358,13 +362,14 @@ class Unit:
             self.consts[name] = value
         return self._const_ids[key]
 
-    def build(self, loads: list[str], what: str, callee: tuple[str, tuple[str, ...]] | None = None) \
-            -> Callable[[Ctx], Any]:
+    def build(self, loads: list[str], what: str, callee: tuple[str, tuple[str, ...]] | None = None,
+              counted: bool = True) -> Callable[[Ctx], Any]:
         """Compile the unit into a function of the context. `loads` are the locals the text
         reads from its caller (flow variables, parameters). With `callee` (the name and the
         parameters, all different, in their declared order, of a function or procedure) there
         is also `pos`, what calls of it run: the same text as a function taking its parameters
-        by position, which counts the call and checks the depth itself (see `_ucall`)."""
+        by position, which checks the depth itself and, if its calls are `counted` (compiler
+        `calls_rules`), counts the call as a step of the budget (as `_ucall` does)."""
         filename = f"<rule {next(_UNIT_IDS)}>"
         used = "\n".join(self.lines)
         prologue = [line for name, line in (("G[", "G = c.g"), ("E.", "E = c.ent"), ("E[", "E = c.ent"))
@@ -379,9 +384,10 @@ class Unit:
         sources = [(source, len(head) + 1, "fast")]
         if callee is not None:
             name, params = callee
-            pos_head = [f"def __rule({', '.join(['c', *(f'v_{p}' for p in params)])}):",
-                        "    _m = c.meter; _u = _m.used + 1; _m.used = _u",
-                        "    if _u > _m.limit: _over_at_caller(_m)"]
+            pos_head = [f"def __rule({', '.join(['c', *(f'v_{p}' for p in params)])}):"]
+            if counted:
+                pos_head += ["    _m = c.meter; _u = _m.used + 1; _m.used = _u",
+                             "    if _u > _m.limit: _over_at_caller(_m)"]
             if self.calls_out:
                 pos_head += ["    _d = c.depth",
                              f"    if _d >= {MAX_CALL_DEPTH}: raise _deep_at_caller({name!r})",
@@ -445,6 +451,7 @@ class Unit:
         # A text that only reads a variable of its caller names it here (the compiler sets it):
         # the flow reads the variable without a call.
         run.var = None  # type: ignore[attr-defined]
+        run.counted = counted  # type: ignore[attr-defined]  # (`_ucall`)
         return run
 
 

@@ -299,8 +299,9 @@ class Compiler:
                 return value
             constant.fast = constant  # type: ignore[attr-defined]  # as compiled rules have (codegen)
             constant.var = None  # type: ignore[attr-defined]
+            constant.counted = False  # type: ignore[attr-defined]  # (it calls no rule: `calls_rules`)
             if callee is not None:
-                constant.pos = by_position(constant, callee[1], callee[0])  # type: ignore[attr-defined]
+                constant.pos = by_position(constant, callee[1], callee[0], counted=False)  # type: ignore[attr-defined]
             return constant
         return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what, callee=callee)
 
@@ -462,7 +463,7 @@ class Compiler:
                     self._unit.emit(0, f"return {checked}", loc)
             else:
                 self._block(tree.children, scope, 0)
-            fn = self._unit.build(sorted(self._loads), what, self._callee)
+            fn = self._unit.build(sorted(self._loads), what, self._callee, calls_rules(tree, self.sym))
             node = tree.children[0] if start == "expression" else None
             if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in local_names:
                 fn.var = str(node.children[0])  # type: ignore[attr-defined]  # (codegen `Unit.build`)
@@ -1436,8 +1437,11 @@ class Compiler:
                 binds.append(f"({t} := {a}) is {t}")
                 subst[p] = t
         # the callee's depth check at the depth its checked form would see there: each function
-        # written out around this one would have counted a level
-        if self._in_lambda or not self._per_item:  # (once, or in a scope of its own: charged here)
+        # written out around this one would have counted a level; and the call's step, where
+        # the function calls a rule (`calls_rules`)
+        if not calls_rules(body, self.sym):
+            step = f"(c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())"
+        elif self._in_lambda or not self._per_item:  # (once, or in a scope of its own: charged here)
             m = u.temp()
             step = f"{_charged('1', m)} and (c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())"
         else:  # once per item: counted, checked and charged once for the whole plain form (`_guarded`)
@@ -1892,6 +1896,21 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
         else:
             return False, False
     return reads, charges
+
+
+def calls_rules(tree: Any, sym: Symbols) -> bool:
+    """Whether a text calls a rule: a function or procedure of the ruleset, a modifier, an
+    event or a step (`value`, `emit`, `run`).
+
+    A call of a function or procedure whose text does is a step of the budget; one whose text
+    calls no rule is not (docs/limits.md). Such a call runs its text once, and no more: the
+    work it can do without end is in its loops (a list made by `[... for ...]`, a `for`, a
+    built-in's walk), which count their steps, and the call itself is made by a text that is
+    counted as it repeats (a loop's round, a step, or the call of a text that calls a rule,
+    which may call itself)."""
+    return any(n.data == "call" and (str(n.children[0]) in SPECIAL_FORMS or str(n.children[0]) in sym.functions
+                                     or str(n.children[0]) in sym.procedures)
+               for n in _subtrees(tree))
 
 
 def _subtrees(root: Tree) -> Iterator[Tree]:
