@@ -339,6 +339,10 @@ class Unit:
         # locals bound once, on entry, whose comparisons ask once whether each holds a scalar:
         # `_s_NAME` (compiler `_x_compare`)
         self.scalar_flags: set[str] = set()
+        # the most calls written out around one another whose depth a plain form asks for (`_dok`,
+        # compiler `_guarded`), or -1: the depth does not change while the text runs (a call
+        # gives it back), so it is asked once, on entry, for the deepest
+        self.depth_asked = -1
 
     def temp(self) -> str:
         """A fresh name for a value an expression uses twice (`:=`)."""
@@ -378,6 +382,8 @@ class Unit:
         if self.static:
             prologue.append("S = c.model.static")
         flags = [f"_s_{name} = _type(v_{name}) in _SC" for name in sorted(self.scalar_flags)]
+        if self.depth_asked >= 0:
+            flags.append(f"_dok = c.depth < {MAX_CALL_DEPTH - self.depth_asked}")
         head = ["def __rule(c):", *(["    V = c.vars"] if loads else []), *("    " + ln for ln in prologue),
                 *(f"    v_{name} = V.get({name!r})" for name in loads), *("    " + ln for ln in flags)]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])

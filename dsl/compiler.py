@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from dsl.codegen import AUG_OPS, MAX_CALL_DEPTH, Unit, by_position
+from dsl.codegen import AUG_OPS, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import MAX_RANGE, MAX_TEXT, PRIMITIVES
 from dsl.runtime import FREE_WALK, Ctx
@@ -278,6 +278,7 @@ class Compiler:
         self._callee: Callee | None = None  # the function or procedure being compiled (see `expression`)
         self._plain_on = True  # plain forms are written (not for validation only: see `_compile`)
         self._bodies: dict[str, Tree | None] = {}  # functions' values that calls may inline (`_inline_body`)
+        self._frees: dict[str, bool] = {}  # of those: whether such a call charges nothing (`_free`)
         self._heights: dict[str, int] = {}  # of those: how many are written out inside each other, itself included
         self._leaves: dict[str, bool] = {}  # functions a plain form may call (`_leaf`)
         self._values: dict[str, Tree | None] = {}  # functions' values, parsed (`_value_tree`)
@@ -448,7 +449,8 @@ class Compiler:
         self._plain = False  # writing the plain form of an expression (`_plain_form`)
         self._plain_flags: set[str] = set()  # the parameters it compares as scalars (`_guarded`)
         self._calls = ""  # the temporary counting the calls it writes out (`_inline`), once one is
-        self._calls_deepest = 0  # how many of them are written out around the deepest one
+        self._calls_deepest = 0  # how many calls it writes out are written out around the deepest one
+        self._depth_asked = False  # it writes a call out: the depth its call would see is asked (`_guarded`)
         self._in_lambda = 0  # inside an `x => ...` function: its own scope (`_inline`)
         self._per_item = 0  # inside a part run once per item (`_apart`)
         self._dots = self._src.count(".") > 1  # (a text without two reads `o.f` shares none)
@@ -874,15 +876,16 @@ class Compiler:
         written the same way (`_stmt`)."""
         if not self._plain_on:
             return None
-        ok, charges = _plain_ok(node, self.sym, self._inline_body, leaf=self._leaf)
+        ok, charges = _plain_ok(node, self.sym, self._inline_body, leaf=self._leaf, free=self._free)
         if not ok:
             return None
         avail, now = self._avail, self._ents
         self._plain, self._ents = True, ents  # (the dicts held before the checked form, which may not run)
-        self._plain_flags, self._calls, self._calls_deepest = set(), "", 0
+        self._plain_flags, self._calls, self._calls_deepest, self._depth_asked = set(), "", 0, False
         try:
             form = self._expr(node, scope)
-            return _Plain(form, charges, tuple(sorted(self._plain_flags)), self._calls, self._calls_deepest)
+            return _Plain(form, charges, tuple(sorted(self._plain_flags)), self._calls, self._calls_deepest,
+                          self._depth_asked)
         finally:
             self._plain = False
             self._avail, self._ents = avail, now
@@ -895,22 +898,27 @@ class Compiler:
         - the parameters it compares as scalars (`_x_compare`): where one is not, the checked
           form decides;
         - the calls it writes out (`_inline`): their depth check first, at the depth of the
-          deepest one (deeper, the checked form decides), and their steps of the budget
-          counted as they run, then charged at once. The form changes nothing, so an end of
-          the budget found after it is the one found inside it, at the same line."""
+          deepest one (deeper, the checked form decides; `_dok`, asked as the text starts), and
+          their steps of the budget (where the function calls a rule) counted as they run once
+          per item, then charged at once.
+          The form changes nothing, so an end of the budget found after it is the one found
+          inside it, at the same line."""
         u = self._unit
         used = u.temp() if plain.charges else ""
         if plain.charges:
             u.emit(depth, f"{used} = c.meter.used", loc)
         u.emit(depth, "try:", loc)
-        if plain.flags:
-            u.emit(depth + 1, " and ".join(f"_s_{name}" for name in plain.flags) + " or _miss()", loc)
+        asks = [f"_s_{name}" for name in plain.flags]
+        if plain.depth:
+            u.depth_asked = max(u.depth_asked, plain.deepest)  # (asked once, on entry: codegen `Unit.build`)
+            asks.append("_dok")
+        if asks:
+            u.emit(depth + 1, " and ".join(asks) + " or _miss()", loc)
         if not plain.calls:
             u.emit(depth + 1, f"{to}{plain.form}", loc)
         else:
             k, value, m = plain.calls, u.temp(), u.temp()
             u.emit(depth + 1, f"{k} = 0", loc)
-            u.emit(depth + 1, f"c.depth < {MAX_CALL_DEPTH - plain.deepest} or _miss()", loc)
             u.emit(depth + 1, f"{value} = {plain.form}", loc)
             u.emit(depth + 1, f"if {k}:", loc)
             u.emit(depth + 2, f"{m} = c.meter; {m}.used += {k}", loc)
@@ -1378,14 +1386,21 @@ class Compiler:
         if body is None:
             return None
         nodes = list(_subtrees(body))
-        if len(nodes) > _INLINE_NODES or not _plain_ok(body, self.sym, self._inline_body, body=True)[0]:
+        ok, charges = _plain_ok(body, self.sym, self._inline_body, body=True, free=self._free)
+        if len(nodes) > _INLINE_NODES or not ok:
             return None
         called = [str(n.children[0]) for n in nodes if n.data == "call"]
         height = 1 + max((self._heights[f] for f in called if f in self._heights), default=0)
         if height > _INLINE_DEPTH:
             return None
         self._bodies[name], self._heights[name] = body, height
+        self._frees[name] = not charges and not calls_rules(body, self.sym)
         return body
+
+    def _free(self, name: str) -> bool:
+        """Whether a call of function `name` written out charges the budget nothing: its text
+        calls no rule (`calls_rules`) and charges nothing itself (`_plain_ok`)."""
+        return self._inline_body(name) is not None and self._frees.get(name, False)
 
     def _leaf(self, name: str) -> bool:
         """Whether a plain form may call function `name` (not written out): only if its text calls
@@ -1436,17 +1451,18 @@ class Compiler:
                 t = u.temp()
                 binds.append(f"({t} := {a}) is {t}")
                 subst[p] = t
-        # the callee's depth check at the depth its checked form would see there: each function
-        # written out around this one would have counted a level; and the call's step, where
-        # the function calls a rule (`calls_rules`)
+        # the callee's depth check at the depth its checked form would see there, asked once
+        # before the plain form runs (`_guarded`; the depth does not change while a text runs:
+        # a call gives it back): each function written out around this one would have counted
+        # a level; and the call's step, where the function calls a rule (`calls_rules`)
+        self._calls_deepest = max(self._calls_deepest, len(self._inlining))
+        self._depth_asked = True
         if not calls_rules(body, self.sym):
-            step = f"(c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())"
+            step = ""
         elif self._in_lambda or not self._per_item:  # (once, or in a scope of its own: charged here)
-            m = u.temp()
-            step = f"{_charged('1', m)} and (c.depth < {MAX_CALL_DEPTH - len(self._inlining)} or _miss())"
-        else:  # once per item: counted, checked and charged once for the whole plain form (`_guarded`)
+            step = _charged('1', u.temp())
+        else:  # once per item: counted, and charged once for the whole plain form (`_guarded`)
             self._calls = self._calls or u.temp()
-            self._calls_deepest = max(self._calls_deepest, len(self._inlining))
             step = f"({self._calls} := {self._calls} + 1)"
         saved = (self._subst, self._inlining, self._avail, self._twice, self._objs_twice, self._ents, self._once,
                  self._base, self._pieces)
@@ -1461,7 +1477,8 @@ class Compiler:
         finally:
             (self._subst, self._inlining, self._avail, self._twice, self._objs_twice, self._ents, self._once,
              self._base, self._pieces) = saved
-        return f"({value} if {' and '.join([*binds, step])} else None)"
+        checks = [*binds, step] if step else binds
+        return f"({value} if {' and '.join(checks)} else None)" if checks else value
 
     def _plain_read(self, node: Tree, obj: str, fname: str) -> str:
         """`obj.fname` in the plain form (`_plain_form`): a plain subscript. As in the checked
@@ -1848,14 +1865,16 @@ _PLAIN_KINDS = frozenset(("name", "qname", "int_", "decimal", "true", "false", "
 
 
 def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool = False,
-              leaf: Callable[[str], bool] | None = None) -> tuple[bool, bool]:
+              leaf: Callable[[str], bool] | None = None, free: Callable[[str], bool] | None = None) \
+        -> tuple[bool, bool]:
     """Whether `node` holds only `_PLAIN_KINDS`, texts without inserts, list comprehensions,
     `count`, `filter`, `any`, `all` with their test written in place (compiler
     `_verdict_form`), and calls of functions and pure built-ins, at least one of them a read of
     a field or a call of a function `inline` (compiler `_inline_body`) finds may be written out;
     and whether it charges the budget (a comprehension its list's length, those four a step
-    per item, a call its step or its work). A function not written out must be one that `leaf`
-    finds calls no other rule. With `body` (the value of a function to be written out): no
+    per item, a call its step or its work, but for a function written out that `free` finds
+    charges nothing). A function not written out must be one that `leaf` finds calls no other
+    rule. With `body` (the value of a function to be written out): no
     comprehension and no test written in place (their variables would be its own), only
     functions that are written out too, and no read needed."""
     todo, reads, charges = [node], body, False
@@ -1867,7 +1886,7 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
             name = str(n.children[0])
             parts = _len_part(n, sym)  # (`len` of a list, a map or a text charges nothing)
             if parts is None:
-                charges = True
+                charges = charges or not (free is not None and name in sym.functions and free(name))
                 if not body:
                     parts = _verdict_parts(n, sym)
             if parts is None and (name in sym.functions or (
@@ -1988,6 +2007,7 @@ class _Plain(NamedTuple):
     flags: tuple[str, ...] = ()  # parameters it compares as scalars
     calls: str = ""  # the temporary counting the calls written out in it
     deepest: int = 0  # how many calls are written out around the deepest one
+    depth: bool = False  # it writes calls out: the depth is asked before it runs
 
 
 class _Scope:

@@ -1130,6 +1130,20 @@ def test_a_function_written_out_fails_as_its_call_fails():
     assert c.state["globals"]["total"] == 11
 
 
+def test_a_plain_form_whose_calls_written_out_charge_nothing_has_no_budget_to_give_back():
+    """`size` calls no rule and charges nothing: a plain form writing it out charges nothing, so
+    where it gives way there is nothing to give back. `summed` walks a list (a step per item):
+    a plain form writing it out gives its steps back before the checked form runs."""
+    _, model, fn = _inlining("size(P1) + 1", **SIZE)
+    assert "c.meter.used" not in fn.source
+    _, model, fn = _inlining("summed(P1) + P1.b", summed=(("x",), "sum([x.a, x.a])"))
+    assert "c.meter.used = " in fn.source
+    assert _run(model, fn, {"P1": {"a": 1, "b": 2}}).meter.used == 2
+    with pytest.raises(RuleError) as err:  # 2 steps in the plain form, given back; 2 in the checked form
+        _run(model, fn, {"P1": {"a": 1, "b": "x"}}, budget=3)
+    assert "cannot evaluate this" in err.value.message
+
+
 def test_a_function_calling_itself_or_one_not_written_out_is_called():
     down = {"down": (("n",), "0 if n <= 0 else down(n - 1) + 1")}
     for functions in (down, {"many": (("n",), "[i for i in n] + [P1.a]")},
