@@ -336,6 +336,7 @@ class Unit:
         self._temps = 0
         self.static = False  # the text reads static attributes inline: its function needs `S`
         self.calls_out = False  # the text calls functions, procedures, modifiers, events or steps
+        self.calls_rule = False  # it calls a rule, written out or not: its own calls are steps (compiler `calls_rules`)
         # locals bound once, on entry, whose comparisons ask once whether each holds a scalar:
         # `_s_NAME` (compiler `_x_compare`)
         self.scalar_flags: set[str] = set()

@@ -279,6 +279,7 @@ class Compiler:
         self._plain_on = True  # plain forms are written (not for validation only: see `_compile`)
         self._bodies: dict[str, Tree | None] = {}  # functions' values that calls may inline (`_inline_body`)
         self._frees: dict[str, bool] = {}  # of those: whether such a call charges nothing (`_free`)
+        self._rules_called: dict[str, bool] = {}  # of those: whether it calls a rule (`_rule_calling`)
         self._heights: dict[str, int] = {}  # of those: how many are written out inside each other, itself included
         self._leaves: dict[str, bool] = {}  # functions a plain form may call (`_leaf`)
         self._values: dict[str, Tree | None] = {}  # functions' values, parsed (`_value_tree`)
@@ -465,7 +466,7 @@ class Compiler:
                     self._unit.emit(0, f"return {checked}", loc)
             else:
                 self._block(tree.children, scope, 0)
-            fn = self._unit.build(sorted(self._loads), what, self._callee, calls_rules(tree, self.sym))
+            fn = self._unit.build(sorted(self._loads), what, self._callee, self._unit.calls_rule)
             node = tree.children[0] if start == "expression" else None
             if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in local_names:
                 fn.var = str(node.children[0])  # type: ignore[attr-defined]  # (codegen `Unit.build`)
@@ -1394,8 +1395,16 @@ class Compiler:
         if height > _INLINE_DEPTH:
             return None
         self._bodies[name], self._heights[name] = body, height
-        self._frees[name] = not charges and not calls_rules(body, self.sym)
+        self._frees[name] = not charges and not self._rule_calling(name)
         return body
+
+    def _rule_calling(self, name: str) -> bool:
+        """Whether function `name`, written out (`_inline_body`), calls a rule: its calls are then
+        steps of the budget, as its own compilation finds (`calls_rules`)."""
+        got = self._rules_called.get(name)
+        if got is None:
+            got = self._rules_called[name] = calls_rules(self._value_tree(name), self.sym)
+        return got
 
     def _free(self, name: str) -> bool:
         """Whether a call of function `name` written out charges the budget nothing: its text
@@ -1457,7 +1466,7 @@ class Compiler:
         # a level; and the call's step, where the function calls a rule (`calls_rules`)
         self._calls_deepest = max(self._calls_deepest, len(self._inlining))
         self._depth_asked = True
-        if not calls_rules(body, self.sym):
+        if not self._rule_calling(name):
             step = ""
         elif self._in_lambda or not self._per_item:  # (once, or in a scope of its own: charged here)
             step = _charged('1', u.temp())
@@ -1572,6 +1581,8 @@ class Compiler:
         if self._used is not None:
             self._used.add(name)
         raw = node.children[1:]
+        if _calls_a_rule(name, self.sym):
+            self._unit.calls_rule = True  # (its calls are steps of the budget: `calls_rules`)
         if name in SPECIAL_FORMS:
             return self._special(name, raw, scope, loc)
         if name in _VERDICT_FORMS:
@@ -1918,8 +1929,11 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
 
 
 def calls_rules(tree: Any, sym: Symbols) -> bool:
-    """Whether a text calls a rule: a function or procedure of the ruleset, a modifier, an
-    event or a step (`value`, `emit`, `run`).
+    """Whether a text (its tree) calls a rule: a function or procedure of the ruleset, a
+    modifier, an event or a step (`value`, `emit`, `run`). A text being compiled finds it out
+    as it goes (`Unit.calls_rule`, set by `Compiler._x_call`, which every call passes): a walk
+    of every text's tree cost 1.2% of a validation of every combo. This walk is for the short
+    texts of functions written out (`Compiler._rule_calling`).
 
     A call of a function or procedure whose text does is a step of the budget; one whose text
     calls no rule is not (docs/limits.md). Such a call runs its text once, and no more: the
@@ -1927,9 +1941,12 @@ def calls_rules(tree: Any, sym: Symbols) -> bool:
     built-in's walk), which count their steps, and the call itself is made by a text that is
     counted as it repeats (a loop's round, a step, or the call of a text that calls a rule,
     which may call itself)."""
-    return any(n.data == "call" and (str(n.children[0]) in SPECIAL_FORMS or str(n.children[0]) in sym.functions
-                                     or str(n.children[0]) in sym.procedures)
-               for n in _subtrees(tree))
+    return any(n.data == "call" and _calls_a_rule(str(n.children[0]), sym) for n in _subtrees(tree))
+
+
+def _calls_a_rule(name: str, sym: Symbols) -> bool:
+    """Whether a call of `name` calls a rule (`calls_rules`)."""
+    return name in SPECIAL_FORMS or name in sym.functions or name in sym.procedures
 
 
 def _subtrees(root: Tree) -> Iterator[Tree]:

@@ -135,6 +135,24 @@ def test_recursion_stops_at_the_depth_limit_at_the_line_of_the_call():
     assert err.value.code == "E001"
 
 
+@pytest.mark.parametrize("combo", ["samurai-swords", "shogun+tennos-court+military-leaders+chambers+samurai-cards",
+                                   "shogun-cards+shogun-cards-advanced+shogun-cards-wagers"])
+def test_a_function_counts_its_calls_where_its_text_calls_a_rule_as_its_calls_written_out_do(combo):
+    """A function's own compilation finds out whether it calls a rule as it compiles each call
+    (`Unit.calls_rule`); a call written out in a plain form asks its text's tree
+    (`calls_rules`). The two must agree, or a plain form would charge what its checked form
+    does not: for every function of the bundled games, they do."""
+    from dsl.compiler import calls_rules, parse
+    from engine.model import load
+    model = load(combo, {}, 4)
+    texts = {name: d.body for name, d in model.symbols.functions.items() if isinstance(d.body, str)}
+    assert len(texts) > 10
+    counted = {name: calls_rules(parse(text + "\n", "expression").children[0], model.symbols)
+               for name, text in texts.items()}
+    assert counted == {name: model.functions[name].counted for name in texts}
+    assert True in counted.values() and False in counted.values()
+
+
 def test_the_budget_ends_a_calling_loop_at_the_call():
     comp, model, _ = ruleset(functions={"one": (("n",), "two(n)"), "two": (("n",), "n")})
     with pytest.raises(RuleError) as err:  # range(50) and the loop: 100 steps; then a step per call of `one`
