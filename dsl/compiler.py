@@ -1487,7 +1487,7 @@ class Compiler:
             (self._subst, self._inlining, self._avail, self._twice, self._objs_twice, self._ents, self._once,
              self._base, self._pieces) = saved
         checks = [*binds, step] if step else binds
-        return f"({value} if {' and '.join(checks)} else None)" if checks else value
+        return f"({value} if {' and '.join(checks)} else None)" if checks else f"({value})"
 
     def _plain_read(self, node: Tree, obj: str, fname: str) -> str:
         """`obj.fname` in the plain form (`_plain_form`): a plain subscript. As in the checked
