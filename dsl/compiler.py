@@ -1387,8 +1387,10 @@ class Compiler:
         if body is None:
             return None
         nodes = list(_subtrees(body))
+        if len(nodes) > _INLINE_NODES:
+            return None
         ok, charges = _plain_ok(body, self.sym, self._inline_body, body=True, free=self._free)
-        if len(nodes) > _INLINE_NODES or not ok:
+        if not ok:
             return None
         called = [str(n.children[0]) for n in nodes if n.data == "call"]
         height = 1 + max((self._heights[f] for f in called if f in self._heights), default=0)
