@@ -3,7 +3,12 @@
 daimyo is pure Python. A regular install (`pip install .`) also compiles the modules below with
 Cython, from the same source and with its annotations ignored, so they behave as the Python
 does, and games take 10-15% less time (docs/performance.md, "The compiled engine"); Python loads the
-compiled module in place of the source beside it. Nothing is compiled, and the source runs,
+compiled module in place of the source beside it. A `.pxd` file beside a module's source gives
+some of its names C types, which Cython reads and Python never sees: only where C computes the
+same numbers as the Python (engine/run/chance.pxd: the generator's 64-bit arithmetic, which
+Python's masks make wrap as C's does; tests/test_compiled.py compares the draws).
+
+Nothing is compiled, and the source runs,
 - in an editable install (`pip install -e .`), so that an edited module is what runs;
 - with `DAIMYO_PURE_PYTHON=1` set at install;
 - where Cython or a C compiler fails: the build says so and goes on without them.

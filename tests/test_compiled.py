@@ -46,7 +46,8 @@ def _sources_hash(top: Path) -> str:
     """A hash of the engine's sources, rules, grammar and tools under `top` (a checkout, or the
     folder of an install), to be sure the installed build was made from this checkout."""
     h = hashlib.sha256()
-    for pkg, pattern in (("engine", "**/*.py"), ("dsl", "**/*.py"), ("dsl", "*.lark"), ("rulesets", "**/*.yaml"),
+    for pkg, pattern in (("engine", "**/*.py"), ("engine", "**/*.pxd"), ("dsl", "**/*.py"), ("dsl", "*.lark"),
+                         ("rulesets", "**/*.yaml"),
                          ("tools", "**/*.py")):
         for f in sorted((top / pkg).glob(pattern)):
             h.update(str(f.relative_to(top)).encode() + b"\0" + f.read_bytes())
@@ -111,6 +112,31 @@ def test_the_compiled_engine_ends_a_hostile_game_with_the_same_located_error(com
     assert "Traceback" not in r.stderr
     assert f"{folder}/rules.yaml:{line}:{col}: error[{code}]: " in r.stderr, r.stderr
     assert words in r.stderr
+
+
+# The generator compiled with C numbers (engine/run/chance.pxd), from states at its edges: about
+# to wrap at 2**64, and the largest. Each line: three draws, a fraction, two draws below a bound.
+_DRAWS = """
+from engine.run.chance import Rng
+print(Rng.__flags__ & (1 << 9) == 0)  # a C type, not a class of Python's (Py_TPFLAGS_HEAPTYPE)
+for start in (0, 1, 2**63 - 1, 2**63, 2**64 - 0x9E3779B97F4A7C15, 2**64 - 1, 0x0123456789ABCDEF):
+    state = {"rng": start}
+    r = Rng(state)
+    print([r._next() for _ in range(3)], repr(r.random()), r.below(6), r.below(10**30), state["rng"])
+"""
+
+
+def test_the_compiled_generator_draws_what_the_source_draws(compiled: Path) -> None:
+    """splitmix64 compiled with C 64-bit integers, against the source's Python integers and
+    masks: the same draws, the wrap at 2**64 included, and the same state left in the game."""
+    r = _installed(compiled, code=_DRAWS)
+    assert r.returncode == 0, r.stderr[-2000:]
+    here = subprocess.run([sys.executable, "-c", _DRAWS], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert here.returncode == 0, here.stderr[-2000:]
+    compiled_lines, source_lines = r.stdout.splitlines(), here.stdout.splitlines()
+    assert compiled_lines[0] == "True", "the build did not read engine/run/chance.pxd: Rng is a Python class"
+    assert source_lines[0] == "False"  # (the source's Rng is a class of Python's)
+    assert compiled_lines[1:] == source_lines[1:]
 
 
 def test_a_build_that_compiles_nothing_leaves_out_what_an_earlier_build_compiled(tmp_path: Path) -> None:
