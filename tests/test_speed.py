@@ -672,6 +672,39 @@ def test_the_initial_state_shares_no_list_or_map_between_entities():
     assert len(state["ent"]) > 40 and json.dumps(state) == json.dumps(initial_state(model, 4))
 
 
+@pytest.mark.parametrize("combo", ["samurai-swords", "shogun"])
+def test_the_state_and_the_static_data_hold_their_texts_interned(combo):
+    """Rule code reads fields by names Python interned (`E[x]['owner']`): every key and text of a
+    new game's state, and every id and attribute name of the static data, is that same object,
+    so that a read finds its key without comparing characters (engine/model/checks.py
+    `interned`). Interning changes no value: the state is equal to a plain copy's."""
+    from engine import load
+    from engine.model.checks import initial_state, interned
+    model = load(combo)
+    state = initial_state(model, 4)
+    texts, stack = [], [state["globals"], state["ent"], state["players"]]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            texts.extend(k for k in v if type(k) is str)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif type(v) is str:
+            texts.append(v)
+    assert len(texts) > 300
+    assert [t for t in texts if sys.intern(t) is not t] == []
+    static_names = [t for iid, attrs in model.static.items() for t in (iid, *attrs)]
+    assert [t for t in static_names if sys.intern(t) is not t] == []
+    assert all(sys.intern(i) is i for ids in model.collections.values() for i in ids)
+    # texts as values too (no bundled kind starts with one): made at run time, so not interned yet
+    made = "".join(["own", "er"])
+    value = {made: [made, {made: made}], "n": 1}
+    got = interned(value)
+    assert got == value and got is not value
+    assert all(t is sys.intern(made) for t in (*got, got[made][0], *got[made][1], got[made][1][made]) if t != "n")
+
+
 def test_a_clean_board_is_built_once_per_validation_and_a_board_with_problems_every_time(monkeypatch):
     import engine.model.build  # noqa: F401  (the module: `engine.model.build` is also a function)
     from engine.base.diagnostics import Diagnostics

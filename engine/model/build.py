@@ -8,6 +8,7 @@ are collected as diagnostics; nothing here runs game code.
 from __future__ import annotations
 
 import re
+import sys
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -112,12 +113,14 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                           hint="every entity id names one thing; rename one of them")
                 continue
             kind_of[iid] = k.name
-            s = dict(attrs) if isinstance(attrs, dict) else {}
+            # (ids and attribute names interned, as in the state: see engine/model/checks.py `interned`)
+            s = {(sys.intern(a) if type(a) is str else a): x for a, x in attrs.items()} \
+                if isinstance(attrs, dict) else {}
             s["kind"] = k.name
             if board is not None and iid in board.region_of:
                 s["region"] = board.region_of[iid]
-            static[iid] = s
-    collections = {k.collection: tuple(str(i) for i in k.items) for k in kinds.values() if k.collection}
+            static[sys.intern(iid)] = s
+    collections = {k.collection: tuple(sys.intern(str(i)) for i in k.items) for k in kinds.values() if k.collection}
     _check_refs(data, kinds, board, diags)
     _check_reserved(data, kinds, diags)
     _check_constant_names(data, kinds, board, diags)
