@@ -126,8 +126,8 @@ class Direct:
                     if turn is None:  # pragma: no cover - only the kinds of _CONTINUED keep a counter
                         raise RuleError(f"cannot continue a flow item of kind {nodes[idx].kind}", nodes[idx].loc)
                     if turn:  # the reference machine's turn that found the child done
-                        meter.used += 1
-                        if meter.used > meter.limit:
+                        meter.used = used = meter.used + 1
+                        if used > meter.limit:
                             meter.over(nodes[idx].loc)
                     held = code[idx](m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
                 if held is not None:
@@ -247,9 +247,11 @@ class _Compiler:
 
     In each closure `start < 0` is the entry: the spill check, and for a counted kind its first
     unit of work, as the reference machine's loop counts them. Later units come after a child
-    has run, where the reference machine takes another turn. A unit is counted by three lines
-    written out where it is taken (`meter.used += 1`, then `meter.over(loc)` past the limit),
-    not by a helper: a call per unit cost more than 1% of a game."""
+    has run, where the reference machine takes another turn. A unit is counted by two lines
+    written out where it is taken (`meter.used = used = meter.used + 1`, then `meter.over(loc)`
+    past the limit), not by a helper: a call per unit cost more than 1% of a game. The new count
+    is kept in a local, so the meter's field is read once: the compiled engine reads an
+    attribute by its name, at some 150 instructions a read (docs/performance.md, session 21)."""
 
     def __init__(self, model: Any, offers: list[Offer | None]):
         self.nodes = model.nodes
@@ -337,7 +339,7 @@ class _Compiler:
         return call
 
     def _step(self, idx: int, node: Any) -> Code:
-        loc, code, label = node.loc, self.code, node.label
+        loc, code, label, title, title_fn = node.loc, self.code, node.label, node.title, node.title_fn
         body = self._opt(node.body)
         before, after = "before_" + label, "after_" + label
         has_before, has_after = before in self.triggers, after in self.triggers  # fixed per model
@@ -347,14 +349,15 @@ class _Compiler:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
                 meter = m.meter
-                meter.used += 1
-                if meter.used > meter.limit:
+                meter.used = used = meter.used + 1
+                if used > meter.limit:
                     meter.over(loc)
-                m.counts[label] = m.counts.get(label, 0) + 1
-                if node.title:
-                    title = node.title_fn(m._ctx(v)) if node.title_fn else node.title
-                    title = safe_text(title) if isinstance(title, str) else title
-                    m.recorder.record({"t": "step", "step": label, "title": title})
+                counts = m.counts
+                counts[label] = counts.get(label, 0) + 1
+                if title:
+                    text = title_fn(m._ctx(v)) if title_fn else title
+                    text = safe_text(text) if isinstance(text, str) else text
+                    m.recorder.record({"t": "step", "step": label, "title": text})
                 if has_before:  # the steps it schedules run before the body
                     sched = m._step_event(before, node, v)
                     if sched or m._ended:
@@ -367,8 +370,8 @@ class _Compiler:
                     if held is not None:
                         held.append({"n": idx, "i": 1, "v": v})
                         return held
-                meter.used += 1
-                if meter.used > meter.limit:
+                meter.used = used = meter.used + 1
+                if used > meter.limit:
                     meter.over(loc)
             # its body is done: only leaving it is left
             if has_after:
@@ -387,8 +390,8 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                meter.used += 1
-                if meter.used > meter.limit:
+                meter.used = used = meter.used + 1
+                if used > meter.limit:
                     meter.over(loc)
                 start = 0
             if items is None:
@@ -411,8 +414,8 @@ class _Compiler:
                 if held is not None:
                     held.append({"n": idx, "i": i + 1, "v": v, "x": items})
                     return held
-                meter.used += 1
-                if meter.used > meter.limit:
+                meter.used = used = meter.used + 1
+                if used > meter.limit:
                     meter.over(loc)
             return None
         return loop
@@ -425,8 +428,8 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                meter.used += 1
-                if meter.used > meter.limit:
+                meter.used = used = meter.used + 1
+                if used > meter.limit:
                     meter.over(loc)
                 start = 0
             count = start
@@ -442,8 +445,8 @@ class _Compiler:
                 if held is not None:
                     held.append({"n": idx, "i": count, "v": v})
                     return held
-                meter.used += 1
-                if meter.used > meter.limit:
+                meter.used = used = meter.used + 1
+                if used > meter.limit:
                     meter.over(loc)
         return while_
 

@@ -112,26 +112,27 @@ class Game(FlowMachine):
     def apply(self, option: Any) -> None:
         """Take `option` for the pending decision and run on to the next one.
         Raises IllegalMove (state unchanged) if it is not a legal option."""
-        p = self.state["pending"]
+        state = self.state
+        p = state["pending"]
         if p is None:
             raise IllegalMove("no decision is pending" + (" (the game is over)" if self.over else ""))
         if option not in p["options"]:
             raise IllegalMove(f"{_short(option)} is not a legal option for {p['player']} at `{p['step']}`; "
                               f"legal: {', '.join(_short(o) for o in p['options'][:12])}"
                               f"{' ...' if len(p['options']) > 12 else ''}")
+        recorder = self.recorder
         entry = None
-        if self.recorder.logging:  # a game without a log records no decisions (Recorder.record)
+        if recorder.logging:  # a game without a log records no decisions (Recorder.record)
             entry = {"t": "decision", "n": p["n"], "player": p["player"], "step": p["step"], "choice": option}
             if p["secret"]:
                 entry["secret"] = True
-            entry["state"] = self.state_hash()  # the state the choice was made in: replay checks it
-        state = self.state
+            entry["state"] = state_hash(state)  # the state the choice was made in: replay checks it
         frame = state["flow"].pop()
         node = self.model.nodes[frame["n"]]
         state["pending"] = None
         state["seq"] += 1
         if entry is not None:
-            self.recorder.record(entry)
+            recorder.record(entry)
         if option is not None and node.body >= 0:
             v = dict(frame["v"])
             v[node.var] = option

@@ -281,13 +281,15 @@ class FlowMachine:
         self._ended = True
 
     def emit(self, c: Ctx, event: str, args: dict) -> None:
-        self.counts[f"event:{event}"] = self.counts.get(f"event:{event}", 0) + 1
+        counts, key = self.counts, f"event:{event}"
+        counts[key] = counts.get(key, 0) + 1
         for tid, when, do in self.model.triggers.get(event, ()):
             saved = c.vars
             c.vars = dict(args)
             try:
                 if when is None or when.fast(c):
-                    self.counts[f"trigger:{tid}"] = self.counts.get(f"trigger:{tid}", 0) + 1
+                    key = f"trigger:{tid}"
+                    counts[key] = counts.get(key, 0) + 1
                     c.tick()
                     do.fast(c)
             finally:
