@@ -1,12 +1,17 @@
 """The build's one addition to pyproject.toml: the engine's hottest modules compiled to C.
 
 daimyo is pure Python. A regular install (`pip install .`) also compiles the modules below with
-Cython, from the same source and with its annotations ignored, so they behave as the Python
-does, and games take 10-15% less time (docs/performance.md, "The compiled engine"); Python loads the
+Cython, from the same source and with its annotations ignored (but in one module, below), so
+they behave as the Python does, and games take 10-15% less time (docs/performance.md, "The compiled engine"); Python loads the
 compiled module in place of the source beside it. A `.pxd` file beside a module's source gives
-some of its names C types, which Cython reads and Python never sees: only where C computes the
-same numbers as the Python (engine/run/chance.pxd: the generator's 64-bit arithmetic, which
-Python's masks make wrap as C's does; tests/test_compiled.py compares the draws).
+some of its names C types, which Cython reads and Python never sees:
+- numbers, only where C computes the same numbers as the Python (engine/run/chance.pxd: the
+  generator's 64-bit arithmetic, which Python's masks make wrap as C's does;
+  tests/test_compiled.py compares the draws);
+- the engine's own classes whose fields compiled code reads at every turn of the flow
+  (engine/run/direct.pxd, machine.pxd, game.pxd: the machine and the game become C types, and
+  their fields C fields). engine/run/direct.py also reads its annotations as types, so that its
+  items take the machine as that C type (the directive on its first line).
 
 Nothing is compiled, and the source runs,
 - in an editable install (`pip install -e .`), so that an edited module is what runs;

@@ -155,3 +155,20 @@ def test_a_build_that_compiles_nothing_leaves_out_what_an_earlier_build_compiled
                        timeout=120, env={**os.environ, "DAIMYO_PURE_PYTHON": "1"})
     assert r.returncode == 0, r.stderr
     assert not stale.exists() and kept.is_file()
+
+
+_MACHINE_TYPES = """
+from engine.run.direct import Runner
+from engine.run.machine import FlowMachine
+from engine.run.game import Game
+print(*(cls.__name__ for cls in (Runner, FlowMachine, Game) if cls.__flags__ & (1 << 9)))
+"""
+
+
+def test_the_compiled_machine_and_game_are_c_types(compiled: Path) -> None:
+    """engine/run/direct.pxd, machine.pxd and game.pxd were read: the flow's items read the
+    machine's fields as C fields. (That they play as the source plays, and that a game still
+    takes attributes of its own, such as difftest's `reference`, is the log test above.)"""
+    r = _installed(compiled, code=_MACHINE_TYPES)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == [], f"classes of Python's in the build (a .pxd not read): {r.stdout}"

@@ -1,3 +1,4 @@
+# cython: annotation_typing=True
 """Direct execution of the flow: frames only where a game stops.
 
 The reference machine (`FlowMachine.run_frames`) keeps the whole flow position as a stack of
@@ -22,6 +23,13 @@ compares their logs byte for byte; `daimyo difftest` does it at scale.
 Deep nesting (a step that runs itself) is left to the reference machine: past `SPILL` levels
 the items are handed over as frames, so Python's own stack stays small and the flow's depth
 limit (E002) is reported exactly where the reference machine reports it.
+
+The compiled engine (setup.py) reads this module's annotations as types (the directive on its
+first line): `m: Runner` makes the machine's fields C fields of a C type (direct.pxd), read
+without a lookup by name, where every other read of an attribute costs some 150 instructions.
+Each annotated argument is checked on entry, and each holds what its annotation says (an
+argument of another type would be a TypeError in the compiled engine only). The source runs
+without any of it.
 """
 from __future__ import annotations
 
@@ -30,7 +38,7 @@ from typing import Any
 
 from dsl.codegen import rule_error
 from dsl.primitives import describe
-from dsl.runtime import _PLAIN, FREE_WALK, RuleError, store_value
+from dsl.runtime import _PLAIN, FREE_WALK, Ctx, Meter, RuleError, store_value
 from engine.base.text import safe_text
 from engine.run.state import controller
 
@@ -66,10 +74,32 @@ class Ended(Exception):
         self.sched = sched
 
 
+class Runner:
+    """The parts of a flow machine that the items below use at every turn: its model, state and
+    recorder, the context rules run in (`_c`: one per game, reused), the work budget between
+    two decisions (`meter`), the steps a rule scheduled (`_sched`), whether `end_game` ran
+    (`_ended`: the direct runner stops at once), how often each step, trigger and event ran
+    (`counts`, for reports) and `silent`. `FlowMachine` (engine/run/machine.py, which imports
+    this module) is a Runner with the rest of the machine."""
+
+    def __init__(self, model: Any, state: dict, recorder: Any):
+        self.model = model
+        self.state = state
+        self.recorder = recorder
+        self.counts = {}
+        self._sched = []
+        self.meter = Meter()
+        self._ended = False
+        self._c = Ctx(state, model, self, {}, meter=self.meter)  # the hooks rules reach are the machine itself
+        # No log and no listener: rules may skip building account text. An attribute, since
+        # rules ask it before every line they might build; `Game.on_log` keeps it up to date.
+        self.silent = recorder.silent
+
+
 class Direct:
     """Runs the flow of one machine with the compiled items. `run()` of the machine uses it."""
 
-    def __init__(self, machine: Any):  # a FlowMachine (engine/run/machine.py), which imports this module
+    def __init__(self, machine: Runner):
         self.m = machine
         self.code, self.turns, self.offers = flow_code(machine.model)
 
@@ -78,7 +108,7 @@ class Direct:
         frame on top of the stack and run its item on from where the frame says. `enter`, `v`:
         an item to run first, with these variables, as if its fresh frame were on top (the body
         of the choice just made: `Game.apply` makes no frame for it)."""
-        m = self.m
+        m: Runner = self.m
         code, turns, nodes = self.code, self.turns, m.model.nodes
         state = m.state
         stack = state["flow"]
@@ -192,7 +222,7 @@ def offer_code(node: Any) -> Offer:
     player_var = getattr(player_fn, "var", None)
     label, secret, prompt_fn = node.label, node.secret, node.prompt
 
-    def offer(m: Any, v: dict) -> list:
+    def offer(m: Runner, v: dict) -> list:
         c = m._c  # (`_ctx`, without a call)
         c.vars = v
         options = fn.fast(c)
@@ -221,7 +251,7 @@ def offer_code(node: Any) -> Offer:
     return offer
 
 
-def _scheduled(m: Any, code: list[Code], sched: list, depth: int, below: list[dict] | None = None) -> Frames:
+def _scheduled(m: Runner, code: list[Code], sched: list, depth: int, below: list[dict] | None = None) -> Frames:
     """Run the steps a rule scheduled, in order; on a stop, the ones not yet started (and
     `below`, the frames under them) wait as frames, as the reference machine pushed them.
     `depth` counts one more than the stack holds: a step that schedules itself nests Python
@@ -278,7 +308,7 @@ class _Compiler:
         children = tuple(self.of(i) for i in node.children)
         distinct = len(set(node.children)) == len(children)  # (so a child's position is its index)
 
-        def seq(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
+        def seq(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
@@ -302,7 +332,7 @@ class _Compiler:
     def _effect(self, idx: int, node: Any) -> Code:
         fn, code = node.fn, self.code
 
-        def effect(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+        def effect(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
             if fn is None:
@@ -324,7 +354,7 @@ class _Compiler:
         code, step, args = self.code, node.step, tuple((k, fn, getattr(fn, "var", None)) for k, fn in node.args.items())
         target = self.steps[step] if step else -1  # a named step; otherwise `dispatch:` names it as it runs
 
-        def call(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+        def call(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
             c = m._c
@@ -344,7 +374,7 @@ class _Compiler:
         before, after = "before_" + label, "after_" + label
         has_before, has_after = before in self.triggers, after in self.triggers  # fixed per model
 
-        def step(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
+        def step(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
@@ -385,7 +415,7 @@ class _Compiler:
         loc, body, var, var_global, fn = node.loc, self.of(node.body), node.var, node.var_global, node.fn
         over_list = node.kind == "for"  # (a `repeat` counts)
 
-        def loop(m: Any, v: dict, depth: int, start: int, items: Any) -> Frames:
+        def loop(m: Runner, v: dict, depth: int, start: int, items: Any) -> Frames:
             meter = m.meter
             if start < 0:
                 if depth > SPILL:
@@ -423,7 +453,7 @@ class _Compiler:
     def _while(self, idx: int, node: Any) -> Code:
         loc, body, fn = node.loc, self.of(node.body), node.fn
 
-        def while_(m: Any, v: dict, depth: int, start: int, _x: Any) -> Frames:
+        def while_(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
             meter = m.meter
             if start < 0:
                 if depth > SPILL:
@@ -453,7 +483,7 @@ class _Compiler:
     def _if(self, idx: int, node: Any) -> Code:
         fn, then, other = node.fn, self._opt(node.body), self._opt(node.other)
 
-        def if_(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+        def if_(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
             c = m._c
@@ -465,7 +495,7 @@ class _Compiler:
     def _choose(self, idx: int, node: Any) -> Code:
         var, then, other, offer = node.var, self._opt(node.body), self._opt(node.other), self.offers[idx]
 
-        def choose(m: Any, v: dict, depth: int, _start: int, _x: Any) -> Frames:
+        def choose(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
             options = offer(m, v)

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from dsl.primitives import describe
-from dsl.runtime import Ctx, Meter, RuleError, copy_value
+from dsl.runtime import Ctx, RuleError, copy_value
 from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
-from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, kept, raise_located
+from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, Runner, kept, raise_located
 from engine.run.log import Recorder
 from engine.run.state import state_hash
 
@@ -32,7 +32,7 @@ def _number(value: Any, fn: Any, player: str) -> Any:
     raise RuleError(f"the score of {player} must be a number, got {describe(value)}", getattr(fn, "loc", None))
 
 
-class FlowMachine:
+class FlowMachine(Runner):
     """Runs a model's flow over a state. `Game` is the public face of it.
 
     `run` runs the flow directly (engine/run/direct.py); with `reference` set (the class
@@ -42,20 +42,9 @@ class FlowMachine:
     reference = os.environ.get("DAIMYO_FLOW") == "frames"
 
     def __init__(self, model: Model, state: dict, recorder: Recorder):
-        self.model = model
-        self.state = state
-        self.recorder = recorder
+        super().__init__(model, state, recorder)  # what the flow's items use (Runner)
         self.dice = Chance(state)
-        self.counts: dict[str, int] = {}  # how often each step, trigger and event ran (for reports)
-        self._sched: list[tuple[str, dict]] = []
-        self.meter = Meter()  # the work budget between two decisions, shared by every rule run here
-        self._ended = False  # end_game ran (the direct runner stops at once)
         self._direct = Direct(self)
-        # The context every rule the flow runs sees: one per game, reused (`_ctx`).
-        self._c = Ctx(state, model, self, {}, meter=self.meter)
-        # No log and no listener: rules may skip building account text. An attribute, since
-        # rules ask it before every line they might build; `Game.on_log` keeps it up to date.
-        self.silent = recorder.silent
 
     def run(self, enter: int = -1, v: dict | None = None) -> None:
         """Advance the flow until a decision is pending or the game is over; `enter` >= 0 is an

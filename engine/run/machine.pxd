@@ -1,0 +1,7 @@
+# C types for the compiled engine (setup.py), read by Cython only: machine.py runs as written
+# without them. The machine is a C type, a Runner (direct.pxd) with two fields more, so its
+# own methods read its fields as C fields.
+from engine.run.direct cimport Runner
+
+cdef class FlowMachine(Runner):
+    cdef public object dice, _direct
