@@ -1,7 +1,15 @@
 # C types for the compiled engine (setup.py), read by Cython only: direct.py runs as written
 # without them. The fields of a Runner become C fields: the flow's items, which take the
-# machine as `m: Runner`, read them without a lookup by name. `__dict__` keeps what else a
-# machine or a game holds (the class attribute `reference` set on one game, the tests' own).
+# machine as `m: Runner`, read them without a lookup by name, and know the types of those that
+# are always a dict, a list or a truth value. `__dict__` keeps what else a machine or a game
+# holds (the class attribute `reference` set on one game, the tests' own).
 cdef class Runner:
-    cdef public object model, state, recorder, counts, meter, silent, _sched, _ended, _c
+    cdef public object model, recorder, meter, _c
+    cdef public dict state, counts
+    cdef public list _sched
+    cdef public bint _ended, silent
     cdef dict __dict__
+
+cdef class Direct:
+    cdef public Runner m
+    cdef public list code, turns, offers

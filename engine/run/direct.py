@@ -108,10 +108,10 @@ class Direct:
         frame on top of the stack and run its item on from where the frame says. `enter`, `v`:
         an item to run first, with these variables, as if its fresh frame were on top (the body
         of the choice just made: `Game.apply` makes no frame for it)."""
-        m: Runner = self.m
+        m = self.m
         code, turns, nodes = self.code, self.turns, m.model.nodes
         state = m.state
-        stack = state["flow"]
+        stack: list = state["flow"]
         meter = m.meter
         meter.used = 0
         # The first item is run as the loop below runs an item, written out again: folded into
@@ -145,7 +145,7 @@ class Direct:
                 if state["pending"] is not None:
                     return
                 continue
-            frame = stack.pop()
+            frame: dict = stack.pop()
             idx = frame["n"]
             m._ended = False
             try:
