@@ -23,6 +23,7 @@ from dsl.runtime import (
     copy_value,
     data_size,
     finite,
+    scalars,
     store_value,
     writable,
 )
@@ -267,7 +268,7 @@ def sorted_(c: Ctx, xs: Any, key: Any = None, reverse: bool = False) -> list:
     xs = _seq(xs, "sorted()", c)
     times = len(xs).bit_length()  # comparisons: n log n, each item in about log n of them
     c.charge(times * len(xs))
-    if key is None and not _PLAIN.issuperset(map(type, xs)):
+    if key is None and not scalars(xs):
         _items_compared(c, xs, times)
     return sorted(xs, key=_key(c, key, times), reverse=bool(reverse))
 

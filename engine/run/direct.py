@@ -38,7 +38,7 @@ from typing import Any
 
 from dsl.codegen import rule_error
 from dsl.primitives import describe
-from dsl.runtime import _PLAIN, FREE_WALK, Ctx, Meter, RuleError, store_value
+from dsl.runtime import _PLAIN, FREE_WALK, Ctx, Meter, RuleError, scalars, store_value
 from engine.base.text import safe_text
 from engine.run.state import controller
 
@@ -172,22 +172,10 @@ class Direct:
                 raise_located(e)
 
 
-def _scalars(items: list) -> bool:
-    """Whether every item of a short list (at most FREE_WALK) is a scalar (`_PLAIN`): such a
-    list is copied as it is. A loop, not `_PLAIN.issuperset(map(type, items))`, which makes an
-    iterator and calls `type` for each item: for the few options of a choice the loop costs
-    less from the source too, and compiled it asks each item's type in C (2.3% of a compiled
-    Shogun game)."""
-    for x in items:  # noqa: SIM110 - a loop, not all() over a generator: a generator frame per call
-        if type(x) not in _PLAIN:
-            return False
-    return True
-
-
 def kept(v: Any, c: Any, what: str, loc: Any) -> Any:
     """`store_value` of what the flow copies (a step's arguments, a loop's items, a choice's
     options), its copy charged: a failure is located at the flow item (no rule is running)."""
-    if type(v) is list and len(v) <= FREE_WALK and _scalars(v):
+    if type(v) is list and len(v) <= FREE_WALK and scalars(v):
         return v[:]  # a short list of scalars, the common case: what `store_value` gives, uncharged
     try:
         return store_value(v, c, what)
@@ -238,7 +226,7 @@ def offer_code(node: Any) -> Offer:
         c = m._c  # (`_ctx`, without a call)
         c.vars = v
         options = fn.fast(c)
-        if type(options) is list and len(options) <= FREE_WALK and _scalars(options):
+        if type(options) is list and len(options) <= FREE_WALK and scalars(options):
             options = options[:]  # (`kept`'s common case written out: its call cost 0.8% of a Shogun game)
         else:
             if isinstance(options, dict):
