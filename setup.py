@@ -2,8 +2,9 @@
 
 daimyo is pure Python. A regular install (`pip install .`) also compiles the modules below with
 Cython, from the same source and with its annotations ignored (but in one module, below), so
-they behave as the Python does, and games take 10-15% less time (docs/performance.md, "The compiled engine"); Python loads the
-compiled module in place of the source beside it. A `.pxd` file beside a module's source gives
+they behave as the Python does, and games take less time (docs/performance.md, "The compiled
+engine", "The machine as a C type"); Python loads the compiled module in place of the source
+beside it. A `.pxd` file beside a module's source gives
 some of its names C types, which Cython reads and Python never sees:
 - numbers, only where C computes the same numbers as the Python (engine/run/chance.pxd: the
   generator's 64-bit arithmetic, which Python's masks make wrap as C's does;

@@ -2,13 +2,15 @@
 # without them. The fields of a Runner become C fields: the flow's items, which take the
 # machine as `m: Runner`, read them without a lookup by name, and know the types of those that
 # are always a dict, a list or a truth value. `__dict__` keeps what else a machine or a game
-# holds (the class attribute `reference` set on one game, the tests' own).
+# holds (the class attribute `reference` set on one game, the tests' own), and `__weakref__`
+# lets a game be referred to weakly, as a class of Python's can be.
 cdef class Runner:
     cdef public object model, recorder, meter, _c
     cdef public dict state, counts
     cdef public list _sched
     cdef public bint _ended, silent
     cdef dict __dict__
+    cdef object __weakref__
 
 cdef class Direct:
     cdef public Runner m
