@@ -158,18 +158,25 @@ def test_a_build_that_compiles_nothing_leaves_out_what_an_earlier_build_compiled
 
 
 _MACHINE_TYPES = """
+import weakref
+from engine.model import load
 from engine.run.direct import Runner
 from engine.run.machine import FlowMachine
 from engine.run.game import Decision, Game
 print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision) if cls.__flags__ & (1 << 9)))
+game = Game.new(load("shogun", {}, 3), 3, 1)
+print(weakref.ref(game)() is game)
 """
 
 
 def test_the_compiled_machine_game_and_decision_are_c_types(compiled: Path) -> None:
     """engine/run/direct.pxd, machine.pxd and game.pxd were read: the flow's items read the
-    machine's fields as C fields, and a decision's are set as C fields. (That they play as the
-    source plays, and that a game still takes attributes of its own, such as difftest's
-    `reference`, is the log test above.)"""
+    machine's fields as C fields, and a decision's are set as C fields; a game can still be
+    referred to weakly, as a class of Python's can. (That they play as the source plays, and
+    that a game still takes attributes of its own, such as difftest's `reference`, is the log
+    test above.)"""
     r = _installed(compiled, code=_MACHINE_TYPES)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split() == [], f"classes of Python's in the build (a .pxd not read): {r.stdout}"
+    names, weak = r.stdout.splitlines()
+    assert names == "", f"classes of Python's in the build (a .pxd not read): {names}"
+    assert weak == "True"
