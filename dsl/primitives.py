@@ -208,8 +208,8 @@ def sum_(c: Ctx, xs: Any) -> Any:
 def _extreme(c: Ctx, fn: Callable, args: tuple, key: Any, default: Any, name: str) -> Any:
     xs = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, dict)) else list(args)
     m = c.meter  # Ctx.charge, written out
-    m.used += len(xs)
-    if m.used > m.limit:
+    m.used = used = m.used + len(xs)
+    if used > m.limit:
         m.over()
     if not xs:
         if default is _MISSING:

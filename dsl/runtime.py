@@ -111,15 +111,15 @@ class Ctx:
     def tick(self, loc: Loc | None = None) -> None:
         """Count one step (a loop iteration, a call); past the budget, end the rule."""
         m = self.meter
-        m.used += 1
-        if m.used > m.limit:
+        m.used = used = m.used + 1  # (the count read once: compiled, a read is a lookup by name)
+        if used > m.limit:
             m.over(loc)
 
     def charge(self, n: int) -> None:
         """Count the work of a built-in that handles `n` items."""
         m = self.meter
-        m.used += n
-        if m.used > m.limit:
+        m.used = used = m.used + n
+        if used > m.limit:
             m.over()
 
 
