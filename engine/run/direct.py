@@ -28,9 +28,9 @@ The compiled engine (setup.py) reads this module's annotations as types (the dir
 first line): `m: Runner` makes the machine's fields C fields of a C type (direct.pxd), read
 without a lookup by name (compiled code reads an attribute of a Python object by its name, at
 some 150 instructions a read).
-Each annotated argument is checked on entry, and each holds what its annotation says (an
-argument of another type would be a TypeError in the compiled engine only). The source runs
-without any of it.
+Each annotated argument is checked on entry, and each annotated local when it is set; each
+holds what its annotation says (a value of another type would be a TypeError in the compiled
+engine only). The source runs without any of it.
 """
 from __future__ import annotations
 
