@@ -10,9 +10,10 @@ some of its names C types, which Cython reads and Python never sees:
   generator's 64-bit arithmetic, which Python's masks make wrap as C's does;
   tests/test_compiled.py compares the draws);
 - the engine's own classes whose fields compiled code reads at every turn of the flow
-  (engine/run/direct.pxd, machine.pxd, game.pxd: the machine and the game become C types, and
-  their fields C fields). engine/run/direct.py also reads its annotations as types, so that its
-  items take the machine as that C type (the directive on its first line).
+  (engine/run/direct.pxd, machine.pxd, game.pxd, dsl/rule.pxd: the machine, the game, a
+  decision and a compiled rule become C types, and their fields C fields).
+  engine/run/direct.py also reads its annotations as types, so that its items take the
+  machine and their rules as those C types (the directive on its first line).
 
 Nothing is compiled, and the source runs,
 - in an editable install (`pip install -e .`), so that an edited module is what runs;
@@ -27,7 +28,8 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-# The flow runner, the rule runtime and the primitives: what every decision runs through.
+# The flow runner, the rule runtime, the primitives and a compiled rule: what every decision runs
+# through.
 # Compiled code has no Python stack check (a recursion too deep crashes the process where Python
 # raises RecursionError), so each of these recurses to a bounded depth only: the flow at most
 # SPILL levels as calls, a rule's calls counting their own depth, copies of values counting
@@ -40,6 +42,7 @@ COMPILED = [
     "engine/model/modifiers.py",
     "dsl/runtime.py",
     "dsl/primitives.py",
+    "dsl/rule.py",
 ]
 
 

@@ -14,10 +14,10 @@ import itertools
 import operator
 import re
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 from dsl.primitives import PRIMITIVES, _seq, describe
+from dsl.rule import Rule
 from dsl.runtime import _PLAIN, _SCALARS, FREE_WALK, Ctx, RuleError, compared, finite, store_value, weigh, writable
 from engine.base.diagnostics import Loc
 
@@ -421,6 +421,8 @@ class Unit:
             for text, _first, _entry in sources:
                 compile(text, filename, "exec")
 
+        rule = Rule(None, f"rule[{what}]", fallback, source, counted)  # (`fast`: just below)
+
         def compiled(entry: str) -> None:
             # Python compiles the source on first use: validation checks every text but runs few.
             for text, first, name in sources:
@@ -429,90 +431,24 @@ class Unit:
                     namespace.update(self.consts)
                     namespace["__unit__"] = (first, locs, fallback)  # how `locate` finds a line's rule location
                     exec(compile(text, filename, "exec"), namespace)  # our own source: see module docstring
-                    setattr(run, entry, namespace["__rule"])
+                    setattr(rule, entry, namespace["__rule"])
 
         def first_call(c: Ctx) -> Any:
-            if run.fast is first_call:
+            if rule.fast is first_call:
                 compiled("fast")
-            return run.fast(c)
+            return rule.fast(c)
 
         def first_pos(c: Ctx, *args: Any) -> Any:
-            if run.pos is first_pos:
+            if rule.pos is first_pos:
                 compiled("pos")
-            return run.pos(c, *args)
+            return rule.pos(c, *args)
 
-        def run(c: Ctx) -> Any:
-            try:
-                return run.fast(c)
-            except Exception as e:  # every failure of rule code becomes a located RuleError
-                err = rule_error(e)
-                if err is e:
-                    raise
-                raise err from None
-        run.fast = first_call  # type: ignore[attr-defined]  # the bare function: errors left to the caller
+        rule.fast = first_call  # the bare function: errors left to the caller
         if callee is not None:
-            run.pos = first_pos  # type: ignore[attr-defined]
-        run.__qualname__ = f"rule[{what}]"
-        run.loc = fallback  # type: ignore[attr-defined]  # where the text is, for errors about its value
-        run.source = source  # type: ignore[attr-defined]
-        # A text that only reads a variable of its caller names it here (the compiler sets it):
-        # the flow reads the variable without a call.
-        run.var = None  # type: ignore[attr-defined]
-        run.counted = counted  # type: ignore[attr-defined]  # (`_ucall`)
-        return run
-
-
-def locate(tb: TracebackType | None, at_caller: bool = False) -> Loc | None:
-    """The rule location of a failure: the line of the innermost rule call (`__rule`) in the
-    traceback, or the last line of that rule's own code after it (its `x => ...` functions);
-    None when no rule code is in the traceback. `at_caller`: the innermost rule call is left
-    out (a function or procedure refusing its own call: the failure is at the call)."""
-    frames = []
-    while tb is not None:
-        frame = tb.tb_frame
-        info = frame.f_globals.get("__unit__")
-        if info is not None:
-            frames.append((info, frame.f_code.co_name == "__rule", tb.tb_lineno))
-        tb = tb.tb_next
-    if at_caller:  # a call's budget or depth, checked first thing in the callee: leave it out
-        starts = [i for i, (_info, is_rule, _line) in enumerate(frames) if is_rule]
-        if starts:
-            del frames[starts[-1]:]
-    unit = None
-    line = 0
-    for info, is_rule, lineno in frames:
-        if is_rule:
-            unit = info
-        if info is unit:
-            line = lineno
-    if unit is None:
-        return None
-    first, locs, fallback = unit
-    i = line - first
-    return locs[i] if 0 <= i < len(locs) else fallback
-
-
-def rule_error(e: Exception) -> Exception:
-    """What a failure inside rule code is reported as: a RuleError at the rule's location. An
-    exception that is not from rule code (no rule in its traceback) is returned unchanged."""
-    loc = locate(e.__traceback__, getattr(e, "at_caller", False))
-    if isinstance(e, RuleError):
-        if not e.loc.line and loc is not None:
-            e.loc = loc
-        return e
-    if loc is None:
-        return e
-    if isinstance(e, ZeroDivisionError):
-        return RuleError("division by zero", loc)
-    if isinstance(e, KeyError):
-        return RuleError(f"there is no item {describe(e.args[0] if e.args else None)}", loc)
-    if isinstance(e, IndexError):
-        return RuleError("a position past the end of a list", loc)
-    if isinstance(e, (TypeError, ValueError, AttributeError, OverflowError, NameError)):
-        return RuleError(f"cannot evaluate this: {_plain_python_error(e)}", loc)
-    if isinstance(e, RecursionError):
-        return RuleError("rules nested too deeply (a procedure calling itself?)", loc)
-    return e
+            rule.pos = first_pos
+        # A text that only reads a variable of its caller names it in `var` (the compiler sets
+        # it): the flow reads the variable without a call.
+        return rule
 
 
 MAX_NESTING = 150  # Python's parser refuses about 200 nested brackets
@@ -540,10 +476,3 @@ def _nesting(source: str) -> int:
     return deepest
 
 
-def _plain_python_error(e: Exception) -> str:
-    text = str(e)
-    unbound = re.search(r"'v_(\w+)'", text) if isinstance(e, NameError) else None
-    if unbound:  # a `let` this path never reached
-        return f"`{unbound.group(1)}` has no value here yet"
-    text = text.replace("NoneType", "none").replace("'str'", "text").replace("'int'", "number")
-    return text.replace("'list'", "list").replace("'dict'", "map")

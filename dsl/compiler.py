@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from dsl.codegen import AUG_OPS, Unit, by_position
 from dsl.parsecache import ParseCache, cache_folder
 from dsl.primitives import MAX_RANGE, MAX_TEXT, PRIMITIVES
+from dsl.rule import Rule
 from dsl.runtime import FREE_WALK, Ctx
 from dsl.tree import NAMES_FILE, Token, Tree, from_lark, grammar_text, known_names, names_of
 from engine.base.diagnostics import Diagnostics, Loc, did_you_mean
@@ -299,12 +300,10 @@ class Compiler:
 
             def constant(c: Any) -> Any:  # a plain YAML number or truth value: nothing to compile
                 return value
-            constant.fast = constant  # type: ignore[attr-defined]  # as compiled rules have (codegen)
-            constant.var = None  # type: ignore[attr-defined]
-            constant.counted = False  # type: ignore[attr-defined]  # (it calls no rule: `calls_rules`)
+            rule = Rule(constant, f"rule[{what}]", loc, counted=False)  # (it calls no rule: `calls_rules`)
             if callee is not None:
-                constant.pos = by_position(constant, callee[1], callee[0], counted=False)  # type: ignore[attr-defined]
-            return constant
+                rule.pos = by_position(constant, callee[1], callee[0], counted=False)
+            return rule
         return self._compile(str(src), loc, "expression", set(local_names), pure=True, what=what, callee=callee)
 
     def effect(self, src: Any, loc: Loc, local_names: tuple[str, ...] | set[str] = (),
@@ -469,7 +468,7 @@ class Compiler:
             fn = self._unit.build(sorted(self._loads), what, self._callee, self._unit.calls_rule)
             node = tree.children[0] if start == "expression" else None
             if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in local_names:
-                fn.var = str(node.children[0])  # type: ignore[attr-defined]  # (codegen `Unit.build`)
+                fn.var = str(node.children[0])  # (dsl/rule.py `Rule.var`)
             return fn
         except _CompileError as e:
             self.diags.add(e.code, e.message, e.loc, hint=e.hint)

@@ -46,7 +46,8 @@ def _sources_hash(top: Path) -> str:
     """A hash of the engine's sources, rules, grammar and tools under `top` (a checkout, or the
     folder of an install), to be sure the installed build was made from this checkout."""
     h = hashlib.sha256()
-    for pkg, pattern in (("engine", "**/*.py"), ("engine", "**/*.pxd"), ("dsl", "**/*.py"), ("dsl", "*.lark"),
+    for pkg, pattern in (("engine", "**/*.py"), ("engine", "**/*.pxd"), ("dsl", "**/*.py"), ("dsl", "*.pxd"),
+                         ("dsl", "*.lark"),
                          ("rulesets", "**/*.yaml"),
                          ("tools", "**/*.py")):
         for f in sorted((top / pkg).glob(pattern)):
@@ -163,18 +164,19 @@ from engine.model import load
 from engine.run.direct import Runner
 from engine.run.machine import FlowMachine
 from engine.run.game import Decision, Game
-print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision) if cls.__flags__ & (1 << 9)))
+from dsl.rule import Rule
+print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision, Rule) if cls.__flags__ & (1 << 9)))
 game = Game.new(load("shogun", {}, 3), 3, 1)
 print(weakref.ref(game)() is game)
 """
 
 
 def test_the_compiled_machine_game_and_decision_are_c_types(compiled: Path) -> None:
-    """engine/run/direct.pxd, machine.pxd and game.pxd were read: the flow's items read the
-    machine's fields as C fields, and a decision's are set as C fields; a game can still be
-    referred to weakly, as a class of Python's can. (That they play as the source plays, and
-    that a game still takes attributes of its own, such as difftest's `reference`, is the log
-    test above.)"""
+    """engine/run/direct.pxd, machine.pxd, game.pxd and dsl/rule.pxd were read: the flow's items
+    read the machine's fields and a rule's `fast` as C fields, and a decision's are set as C
+    fields; a game can still be referred to weakly, as a class of Python's can. (That they
+    play as the source plays, and that a game still takes attributes of its own, such as
+    difftest's `reference`, is the log test above.)"""
     r = _installed(compiled, code=_MACHINE_TYPES)
     assert r.returncode == 0, r.stderr[-2000:]
     names, weak = r.stdout.splitlines()

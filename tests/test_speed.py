@@ -785,7 +785,8 @@ def _rule(value: object) -> object:
     if not callable(value):
         return value
     cells = tuple(repr(c.cell_contents) for c in (getattr(value, "__closure__", None) or ()))
-    return (value.__qualname__, getattr(value, "source", None), getattr(value, "loc", None),
+    name = getattr(value, "what", None) or value.__qualname__  # (a Rule says what it is)
+    return (name, getattr(value, "source", None), getattr(value, "loc", None),
             None if hasattr(value, "source") else cells)
 
 

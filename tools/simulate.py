@@ -165,7 +165,7 @@ class RoundFigures:
 def _skipped(e: Exception) -> bool:
     """Whether a figure that raised `e` is left out: a failure of its rule text (as its
     wrapper reports it), not an engine bug."""
-    from dsl.codegen import rule_error
+    from dsl.rule import rule_error
     from dsl.runtime import RuleError
     return isinstance(rule_error(e), (RuleError, TypeError, ValueError))
 

@@ -49,7 +49,7 @@ def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
     seen = {**args, "value": value}
     try:
         # Layers run bare (`fast`): a failure is located by the wrapper of the rule that asked
-        # for the value (or the flow's), at the layer's line, as codegen's `rule_error` finds it.
+        # for the value (or the flow's), at the layer's line, as `rule_error` (dsl/rule.py) finds it.
         for _lid, when, fn in layers:
             c.vars = seen
             if when is None or when.fast(c):

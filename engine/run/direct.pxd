@@ -4,6 +4,8 @@
 # are always a dict, a list or a truth value. `__dict__` keeps what else a machine or a game
 # holds (the class attribute `reference` set on one game, the tests' own), and `__weakref__`
 # lets a game be referred to weakly, as a class of Python's can be.
+from dsl.rule cimport Rule  # (the items take their rules as `fn: Rule`: see dsl/rule.pxd)
+
 cdef class Runner:
     cdef public object model, recorder, meter, _c
     cdef public dict state, counts

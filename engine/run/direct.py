@@ -13,7 +13,7 @@ continued by either machine.
 Each item of the flow is compiled once per model into a closure (`flow_code`): its children,
 rule functions and constants are bound in it, so running an item looks nothing up by name
 or kind. Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run`
-locates whatever fails inside them, as the wrapper would (dsl/codegen.py `rule_error`).
+locates whatever fails inside them, as the wrapper would (dsl/rule.py `rule_error`).
 
 Every count is kept as the reference machine keeps it: one unit of the work budget per turn
 of a step or a loop (`COUNTED`: entered, each round, left), the same rule calls in the same
@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dsl.codegen import rule_error
 from dsl.primitives import describe
+from dsl.rule import Rule, rule_error
 from dsl.runtime import _PLAIN, FREE_WALK, Ctx, Meter, RuleError, scalars, store_value
 from engine.base.text import safe_text
 from engine.run.state import controller
@@ -189,7 +189,7 @@ def kept(v: Any, c: Any, what: str, loc: Any) -> Any:
 def raise_located(e: Exception) -> None:
     """Raise `e` as what it is reported as: a failure inside rule code (which both machines run
     bare, without the wrapper of each compiled rule) becomes a RuleError at the rule's
-    location (dsl/codegen.py `rule_error`); anything else is raised unchanged."""
+    location (dsl/rule.py `rule_error`); anything else is raised unchanged."""
     err = rule_error(e)
     if err is e:
         raise e
@@ -219,7 +219,8 @@ def offer_code(node: Any) -> Offer:
     chooser is still checked); with none, or only `none`, the caller takes `otherwise`. One
     function for the three, since a choice is met before every decision; its node's parts
     are bound once (the compiled engine looks an attribute up at each use)."""
-    fn, player_fn, var, loc, optional = node.fn, node.player, node.var, node.loc, node.optional
+    player_fn, var, loc, optional = node.player, node.var, node.loc, node.optional
+    fn: Rule = node.fn  # (a C type in the compiled engine: its `fast` a C field)
     player_var = getattr(player_fn, "var", None)
     label, secret, prompt_fn = node.label, node.secret, node.prompt
 
@@ -331,7 +332,8 @@ class _Compiler:
         return seq
 
     def _effect(self, idx: int, node: Any) -> Code:
-        fn, code = node.fn, self.code
+        fn: Rule = node.fn
+        code = self.code
 
         def effect(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
@@ -413,7 +415,8 @@ class _Compiler:
         return step
 
     def _loop(self, idx: int, node: Any) -> Code:
-        loc, body, var, var_global, fn = node.loc, self.of(node.body), node.var, node.var_global, node.fn
+        loc, body, var, var_global = node.loc, self.of(node.body), node.var, node.var_global
+        fn: Rule = node.fn
         over_list = node.kind == "for"  # (a `repeat` counts)
 
         def loop(m: Runner, v: dict, depth: int, start: int, items: Any) -> Frames:
@@ -452,7 +455,8 @@ class _Compiler:
         return loop
 
     def _while(self, idx: int, node: Any) -> Code:
-        loc, body, fn = node.loc, self.of(node.body), node.fn
+        loc, body = node.loc, self.of(node.body)
+        fn: Rule = node.fn
 
         def while_(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
             meter = m.meter
@@ -482,7 +486,8 @@ class _Compiler:
         return while_
 
     def _if(self, idx: int, node: Any) -> Code:
-        fn, then, other = node.fn, self._opt(node.body), self._opt(node.other)
+        then, other = self._opt(node.body), self._opt(node.other)
+        fn: Rule = node.fn
 
         def if_(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
