@@ -25,9 +25,9 @@ the items are handed over as frames, so Python's own stack stays small and the f
 limit (E002) is reported exactly where the reference machine reports it.
 
 The compiled engine (setup.py) reads this module's annotations as types (the directive on its
-first line): `m: Runner` makes the machine's fields C fields of a C type (direct.pxd), read
-without a lookup by name (compiled code reads an attribute of a Python object by its name, at
-some 150 instructions a read).
+first line): `m: Runner` makes the machine's fields C fields of a C type (direct.pxd), and
+`fn: Rule` a rule's `fast` (dsl/rule.pxd), read without a lookup by name (compiled code reads
+an attribute of a Python object by its name, at some 150 instructions a read).
 Each annotated argument is checked on entry, and each annotated local when it is set; each
 holds what its annotation says (a value of another type would be a TypeError in the compiled
 engine only). The source runs without any of it.
