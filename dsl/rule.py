@@ -55,6 +55,10 @@ class Rule:
         return f"<{self.what}>"
 
 
+if not __file__.endswith(".py"):  # the compiled engine: rule code reads `pos` as a member (rule.pxd)
+    fields_as_members(Rule)  # noqa: F821 - declared in dsl/cfields.pxd, for the compiled module only
+
+
 def locate(tb: TracebackType | None, at_caller: bool = False) -> Loc | None:
     """The rule location of a failure: the line of the innermost rule call (`__rule`) in the
     traceback, or the last line of that rule's own code after it (its `x => ...` functions);

@@ -123,6 +123,11 @@ class Ctx:
             m.over()
 
 
+if not __file__.endswith(".py"):  # the compiled engine: rule code reads their fields as members (runtime.pxd)
+    fields_as_members(Meter)  # noqa: F821 - declared in dsl/cfields.pxd, for the compiled module only
+    fields_as_members(Ctx)  # noqa: F821
+
+
 def writable(c: Ctx, x: Any, what: str) -> None:
     """Constants are shared, not copied, when rules read them: refuse to change one in place."""
     if id(x) in c.model.frozen_ids:

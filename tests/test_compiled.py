@@ -165,20 +165,34 @@ from engine.run.direct import Runner
 from engine.run.machine import FlowMachine
 from engine.run.game import Decision, Game
 from dsl.rule import Rule
-print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision, Rule) if cls.__flags__ & (1 << 9)))
+from dsl.runtime import Ctx, Meter
+print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision, Rule, Ctx, Meter) if cls.__flags__ & (1 << 9)))
 game = Game.new(load("shogun", {}, 3), 3, 1)
 print(weakref.ref(game)() is game)
+fields = {Ctx: ("depth", "ent", "g", "hooks", "meter", "model", "state", "vars"),
+          Meter: ("deadline", "limit", "seconds", "total", "used", "where"),
+          Rule: ("counted", "fast", "loc", "pos", "source", "var", "what"),
+          Decision: ("number", "options", "player", "secret", "step")}
+print(*(f"{cls.__name__}.{f}" for cls, names in fields.items() for f in names
+        if type(cls.__dict__[f]).__name__ != "member_descriptor"))
+d, pending = game.decision, game.state["pending"]
+print(type(Decision.__dict__["prompt"]).__name__ != "member_descriptor", d.prompt == pending["prompt"],
+      d.options is pending["options"])
 """
 
 
 def test_the_compiled_machine_game_and_decision_are_c_types(compiled: Path) -> None:
-    """engine/run/direct.pxd, machine.pxd, game.pxd and dsl/rule.pxd were read: the flow's items
-    read the machine's fields and a rule's `fast` as C fields, and a decision's are set as C
-    fields; a game can still be referred to weakly, as a class of Python's can. (That they
-    play as the source plays, and that a game still takes attributes of its own, such as
-    difftest's `reference`, is the log test above.)"""
+    """engine/run/direct.pxd, machine.pxd, game.pxd, dsl/rule.pxd and dsl/runtime.pxd were
+    read: the flow's items read the machine's fields, its meter's and context's, and a rule's
+    `fast` as C fields, and a decision's are set as C fields; a game can still be referred to
+    weakly, as a class of Python's can. The fields rule code and bots read are members to the
+    interpreter, as the slots of a class of Python's are (dsl/cfields.pxd), and a property
+    (a decision's prompt) stays one. (That they play as the source plays, and that a game still
+    takes difftest's `reference`, is the log test above.)"""
     r = _installed(compiled, code=_MACHINE_TYPES)
     assert r.returncode == 0, r.stderr[-2000:]
-    names, weak = r.stdout.splitlines()
+    names, weak, getsets, prompt = r.stdout.splitlines()
     assert names == "", f"classes of Python's in the build (a .pxd not read): {names}"
     assert weak == "True"
+    assert getsets == "", f"fields read through a getset, not as members: {getsets}"
+    assert prompt == "True True True"

@@ -5,9 +5,12 @@
 # holds (the class attribute `reference` set on one game, the tests' own), and `__weakref__`
 # lets a game be referred to weakly, as a class of Python's can be.
 from dsl.rule cimport Rule  # (the items take their rules as `fn: Rule`: see dsl/rule.pxd)
+from dsl.runtime cimport Ctx, Meter  # (the context and the meter: dsl/runtime.pxd)
 
 cdef class Runner:
-    cdef public object model, recorder, meter, _c
+    cdef public object model, recorder
+    cdef public Meter meter
+    cdef public Ctx _c
     cdef public dict state, counts
     cdef public list _sched
     cdef public bint _ended, silent
@@ -16,4 +19,4 @@ cdef class Runner:
 
 cdef class Direct:
     cdef public Runner m
-    cdef public list code, turns, offers
+    cdef public list code, turns, offers, chosen

@@ -102,7 +102,7 @@ class Direct:
 
     def __init__(self, machine: Runner):
         self.m = machine
-        self.code, self.turns, self.offers = flow_code(machine.model)
+        self.code, self.turns, self.offers, self.chosen = flow_code(machine.model)
 
     def run(self, enter: int = -1, v: dict | None = None) -> None:
         """Advance until a decision is pending or the game is over (FlowMachine.run): take the
@@ -110,10 +110,10 @@ class Direct:
         an item to run first, with these variables, as if its fresh frame were on top (the body
         of the choice just made: `Game.apply` makes no frame for it)."""
         m = self.m
-        code, turns, nodes = self.code, self.turns, m.model.nodes
+        code, turns = self.code, self.turns
         state = m.state
         stack: list = state["flow"]
-        meter = m.meter
+        meter: Meter = m.meter
         meter.used = 0
         # The first item is run as the loop below runs an item, written out again: folded into
         # the loop, or both through one helper, the turn cost 0.8% and 1.5% of a Shogun game.
@@ -155,11 +155,12 @@ class Direct:
                 else:
                     turn = turns[idx]
                     if turn is None:  # pragma: no cover - only the kinds of _CONTINUED keep a counter
-                        raise RuleError(f"cannot continue a flow item of kind {nodes[idx].kind}", nodes[idx].loc)
+                        node = m.model.nodes[idx]
+                        raise RuleError(f"cannot continue a flow item of kind {node.kind}", node.loc)
                     if turn:  # the reference machine's turn that found the child done
                         meter.used = used = meter.used + 1
                         if used > meter.limit:
-                            meter.over(nodes[idx].loc)
+                            meter.over(m.model.nodes[idx].loc)
                     held = code[idx](m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
                 if held is not None:
                     stack.extend(reversed(held))
@@ -196,16 +197,19 @@ def raise_located(e: Exception) -> None:
     raise err from None
 
 
-def flow_code(model: Any) -> tuple[list[Code], list[bool | None], list[Offer | None]]:
+def flow_code(model: Any) -> tuple[list[Code], list[bool | None], list[Offer | None], list[tuple | None]]:
     """The code of every item of `model`'s flow, made once per model and shared by its games;
     what continuing each item's frame costs: None if it cannot be continued, True for a
-    counted kind (a turn of the budget), False otherwise; and the offer of each choice (both
-    machines use it: `offer_code`)."""
+    counted kind (a turn of the budget), False otherwise; the offer of each choice (both
+    machines use it: `offer_code`); and the body of each choice with the variable it sets
+    (`Game.apply` runs it with the option taken)."""
     got = model.derived.get("direct")
     if got is None:
-        turns = [(n.kind in COUNTED) if n.kind in _CONTINUED else None for n in model.nodes]
-        offers = [offer_code(n) if n.kind == "choose" else None for n in model.nodes]
-        got = model.derived["direct"] = (_Compiler(model, offers).all(), turns, offers)
+        nodes = model.nodes
+        turns = [(n.kind in COUNTED) if n.kind in _CONTINUED else None for n in nodes]
+        offers = [offer_code(n) if n.kind == "choose" else None for n in nodes]
+        chosen = [(n.body, n.var) if n.kind == "choose" else None for n in nodes]
+        got = model.derived["direct"] = (_Compiler(model, offers).all(), turns, offers, chosen)
     return got
 
 
@@ -225,7 +229,7 @@ def offer_code(node: Any) -> Offer:
     label, secret, prompt_fn = node.label, node.secret, node.prompt
 
     def offer(m: Runner, v: dict) -> list:
-        c = m._c  # (`_ctx`, without a call)
+        c: Ctx = m._c  # (`_ctx`, without a call)
         c.vars = v
         options = fn.fast(c)
         if type(options) is list and len(options) <= FREE_WALK and scalars(options):
@@ -342,7 +346,7 @@ class _Compiler:
                 return None
             if m._sched:  # (left over by a rule that failed)
                 m._sched = []
-            c = m._c
+            c: Ctx = m._c
             c.vars = v  # rule code only reads its variables (no copy, unlike the reference machine's)
             fn.fast(c)
             sched = m._sched  # what the rule scheduled (end_game replaces the list)
@@ -360,7 +364,7 @@ class _Compiler:
         def call(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            c = m._c
+            c: Ctx = m._c
             c.vars = v
             given = {}
             for k, fn, var in args:
@@ -381,7 +385,7 @@ class _Compiler:
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
-                meter = m.meter
+                meter: Meter = m.meter
                 meter.used = used = meter.used + 1
                 if used > meter.limit:
                     meter.over(loc)
@@ -420,7 +424,7 @@ class _Compiler:
         over_list = node.kind == "for"  # (a `repeat` counts)
 
         def loop(m: Runner, v: dict, depth: int, start: int, items: Any) -> Frames:
-            meter = m.meter
+            meter: Meter = m.meter
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
@@ -429,7 +433,7 @@ class _Compiler:
                     meter.over(loc)
                 start = 0
             if items is None:
-                c = m._c
+                c: Ctx = m._c
                 c.vars = v
                 got = fn.fast(c)
                 # a list, the common case, without the checks of `_loop_items` for the others
@@ -459,7 +463,7 @@ class _Compiler:
         fn: Rule = node.fn
 
         def while_(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
-            meter = m.meter
+            meter: Meter = m.meter
             if start < 0:
                 if depth > SPILL:
                     return [{"n": idx, "i": 0, "v": v}]
@@ -471,7 +475,7 @@ class _Compiler:
             while True:
                 if count > MAX_WHILE:
                     m._while_guard(node, count)
-                c = m._c
+                c: Ctx = m._c
                 c.vars = v
                 if not fn.fast(c):
                     return None
@@ -492,7 +496,7 @@ class _Compiler:
         def if_(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
             if depth > SPILL:
                 return [{"n": idx, "i": 0, "v": v}]
-            c = m._c
+            c: Ctx = m._c
             c.vars = v
             branch = then if fn.fast(c) else other
             return branch(m, v, depth, -1, None) if branch else None

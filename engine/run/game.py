@@ -65,6 +65,10 @@ class Decision:
                 "secret": self.secret, "n": self.number}
 
 
+if not __file__.endswith(".py"):  # the compiled engine: bots read a decision's fields as members (game.pxd)
+    fields_as_members(Decision)  # noqa: F821 - declared in dsl/cfields.pxd, for the compiled module only
+
+
 class Game(FlowMachine):
     """One game in progress. Drive it with `decision` and `apply`; it runs itself otherwise."""
 
@@ -122,21 +126,21 @@ class Game(FlowMachine):
                               f"{' ...' if len(p['options']) > 12 else ''}")
         recorder = self.recorder
         entry = None
-        if recorder.logging:  # a game without a log records no decisions (Recorder.record)
+        if not self.silent and recorder.logging:  # a game without a log records no decisions (Recorder.record)
             entry = {"t": "decision", "n": p["n"], "player": p["player"], "step": p["step"], "choice": option}
             if p["secret"]:
                 entry["secret"] = True
             entry["state"] = state_hash(state)  # the state the choice was made in: replay checks it
         frame = state["flow"].pop()
-        node = self.model.nodes[frame["n"]]
+        body, var = self._direct.chosen[frame["n"]]
         state["pending"] = None
         state["seq"] += 1
         if entry is not None:
             recorder.record(entry)
-        if option is not None and node.body >= 0:
+        if option is not None and body >= 0:
             v = dict(frame["v"])
-            v[node.var] = option
-            self.run(node.body, v)
+            v[var] = option
+            self.run(body, v)
         else:
             self.run()
 

@@ -1,7 +1,9 @@
 # C types for the compiled engine (setup.py), read by Cython only: machine.py runs as written
 # without them. The machine is a C type, a Runner (direct.pxd) with two fields more, so its
 # own methods read its fields as C fields.
-from engine.run.direct cimport Runner
+from engine.run.direct cimport Direct, Runner
 
 cdef class FlowMachine(Runner):
-    cdef public object dice, _direct
+    cdef public object dice
+    cdef public Direct _direct
+    cdef public bint reference

@@ -23,6 +23,7 @@ from engine.run.state import state_hash
 
 MAX_FLOW_DEPTH = 1_000  # frames on the flow stack (the bundled games use fewer than 20)
 MAX_REPEAT = 1_000_000  # times of one `repeat`
+REFERENCE = os.environ.get("DAIMYO_FLOW") == "frames"  # every machine runs the reference machine
 
 
 def _number(value: Any, fn: Any, player: str) -> Any:
@@ -35,16 +36,15 @@ def _number(value: Any, fn: Any, player: str) -> Any:
 class FlowMachine(Runner):
     """Runs a model's flow over a state. `Game` is the public face of it.
 
-    `run` runs the flow directly (engine/run/direct.py); with `reference` set (the class
-    attribute, or DAIMYO_FLOW=frames in the environment) it runs the reference machine, frame by
-    frame. Both give the same game, byte for byte."""
-
-    reference = os.environ.get("DAIMYO_FLOW") == "frames"
+    `run` runs the flow directly (engine/run/direct.py); with `reference` set (on a machine, or
+    DAIMYO_FLOW=frames in the environment for every machine) it runs the reference machine,
+    frame by frame. Both give the same game, byte for byte."""
 
     def __init__(self, model: Model, state: dict, recorder: Recorder):
         super().__init__(model, state, recorder)  # what the flow's items use (Runner)
         self.dice = Chance(state)
         self._direct = Direct(self)
+        self.reference = REFERENCE
 
     def run(self, enter: int = -1, v: dict | None = None) -> None:
         """Advance the flow until a decision is pending or the game is over; `enter` >= 0 is an

@@ -1,0 +1,20 @@
+# C types for the compiled engine (setup.py), read by Cython only: runtime.py runs as written
+# without them. The meter and the context are C types, so that the flow reads and sets their
+# fields as C fields (engine/run/direct.pxd types the machine's meter and context). Rule code
+# reads them too, at every turn: their fields are shown to it as members, which it reads
+# without a call (dsl/cfields.pxd), as it read the slots of the classes they were before.
+cimport cython
+
+from dsl.cfields cimport fields_as_members
+
+cdef class Meter:
+    cdef public object deadline, limit, seconds, total, used, where
+
+cdef class Ctx:
+    cdef public object depth, ent, g, hooks, meter, model, state, vars
+
+    @cython.locals(m=Meter)
+    cpdef tick(self, loc=*)
+
+    @cython.locals(m=Meter)
+    cpdef charge(self, n)
