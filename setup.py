@@ -10,10 +10,13 @@ some of its names C types, which Cython reads and Python never sees:
   generator's 64-bit arithmetic, which Python's masks make wrap as C's does;
   tests/test_compiled.py compares the draws);
 - the engine's own classes whose fields compiled code reads at every turn of the flow
-  (engine/run/direct.pxd, machine.pxd, game.pxd, dsl/rule.pxd: the machine, the game, a
-  decision and a compiled rule become C types, and their fields C fields).
-  engine/run/direct.py also reads its annotations as types, so that its items take the
-  machine and their rules as those C types (the directive on its first line).
+  (engine/run/direct.pxd, machine.pxd, game.pxd, dsl/rule.pxd, dsl/runtime.pxd: the machine,
+  the game, a decision, a compiled rule, the context rules run in and the work budget's meter
+  become C types, and their fields C fields). Those whose fields rule code or bots read too
+  show them to the interpreter as members, which it reads as it reads the slots of a Python
+  class (dsl/cfields.pxd). engine/run/direct.py also reads its annotations as types, so that
+  its items take the machine, its meter and context and their rules as those C types (the
+  directive on its first line); engine/model/modifiers.pxd types the context the same way.
 
 Nothing is compiled, and the source runs,
 - in an editable install (`pip install -e .`), so that an edited module is what runs;

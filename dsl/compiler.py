@@ -1612,8 +1612,13 @@ class Compiler:
             if not by_position_ok(decl.params):  # (R015, a parameter named twice; or a name not a name)
                 scope_ = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
                 return f"_ucall(c, {table!r}, {name!r}, {scope_})"
-            # by position: the callee counts the call and checks the depth itself (codegen Unit.build)
-            return f"c.model.{table}[{name!r}].pos({', '.join(['c', *args])})"
+            # by position: the callee counts the call and checks the depth itself (codegen Unit.build).
+            # `pos` read into a temporary, not called as a method: the interpreter specializes a
+            # read of a slot (LOAD_ATTR), not a method call of an attribute that is no method.
+            callee = f"c.model.{table}[{name!r}].pos"
+            if not self._no_walrus:  # (inside a comprehension's list Python allows no `:=`)
+                callee = f"({self._unit.temp()} := {callee})"
+            return f"{callee}({', '.join(['c', *args])})"
         prim = PRIMITIVES.get(name)
         if prim is None:
             raise _CompileError("D103", f"unknown function `{name}`", loc,

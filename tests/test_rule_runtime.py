@@ -1109,12 +1109,12 @@ def test_a_small_function_is_written_out_in_place_of_its_call_with_the_calls_ste
     ent = {"P1": {"a": 2, "b": 3}}
     _, model, fn = _inlining("size(P1) + 1", **SIZE)
     plain = fn.source.split("except _MISS")[0]
-    assert ".pos(" not in plain and "['a']" in plain  # written out...
-    assert ".pos(" in fn.source.split("except _MISS")[1]  # ...and called by the checked form
+    assert "].pos" not in plain and "['a']" in plain  # written out...
+    assert ".pos)(" in fn.source.split("except _MISS")[1]  # ...and called by the checked form
     c = _run(model, fn, ent)
     assert c.state["globals"]["total"] == 6 and c.meter.used == 0  # (`size` calls no rule: no step)
     _, model, fn = _inlining("double(P1) + size(P1)", **SIZE)  # calls inside calls too
-    assert ".pos(" not in fn.source.split("except _MISS")[0]
+    assert "].pos" not in fn.source.split("except _MISS")[0]
     c = _run(model, fn, ent)
     assert c.state["globals"]["total"] == 15 and c.meter.used == 1  # one step: the call of `double`
     # what the calls give when no function is written out (a call in an effect's statement)
@@ -1168,7 +1168,7 @@ def test_a_function_calling_itself_or_one_not_written_out_is_called():
                       {"many": (("n",), "[i for i in n] + [P1.a]"), "outer": (("n",), "many(n) + [P1.b]")}):
         name = list(functions)[-1]
         _, model, fn = _inlining(f"{name}([3]) + [P1.a]", **functions)
-        assert f"functions['{name}'].pos(" in fn.source.split("except _MISS")[0], name
+        assert f"functions['{name}'].pos)(" in fn.source.split("except _MISS")[0], name
     _, model, fn = _inlining("down(3) + P1.a", **down)
     assert _run(model, fn, {"P1": {"a": 1, "b": 0}}).state["globals"]["total"] == 4
     _, model, fn = _inlining("outer([3]) + [P1.a]", many=(("n",), "[i for i in n] + [P1.a]"),
@@ -1180,9 +1180,9 @@ def test_functions_written_out_inside_each_other_check_the_depth_their_calls_wou
     chain = {"f1": (("x",), "x.a + 1"), "f2": (("x",), "f1(x) + 1"), "f3": (("x",), "f2(x) + 1"),
              "f4": (("x",), "f3(x) + 1")}
     _, model, fn = _inlining("f3(P1)", **chain)  # three levels: all written out
-    assert ".pos(" not in fn.source.split("except _MISS")[0]
+    assert "].pos" not in fn.source.split("except _MISS")[0]
     _, model, fn = _inlining("f4(P1)", **chain)  # four: f4 is called (and writes out the three inside)
-    assert "functions['f4'].pos(" in fn.source.split("except _MISS")[0]
+    assert "functions['f4'].pos)(" in fn.source.split("except _MISS")[0]
     for depth in range(MAX_CALL_DEPTH - 4, MAX_CALL_DEPTH + 1):
         results = []
         for text in ("f3(P1)", "f3(P1) + len(trace)"):  # the plain form, and the checked form only
@@ -1235,7 +1235,7 @@ def test_texts_compiled_for_validation_only_have_no_plain_forms_and_write_no_fun
     comp, model, _ = ruleset(functions=SIZE, fields={"a", "b"})
     with compile_cache():
         fn = comp.effect("let t = size(P1) + P1.a\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
-    assert "except _MISS" not in fn.source and ".pos(" in fn.source
+    assert "except _MISS" not in fn.source and ".pos)(" in fn.source
     assert _run(model, fn, {"P1": {"a": 2, "b": 3}}).state["globals"]["total"] == 7
     fn = comp.effect("let t = size(P1) + P1.a\ntotal = t", Loc("flow.yaml", 5, 9), set(), "effect")
     assert "except _MISS" in fn.source and "_miss()" in fn.source  # (outside it: plain, `size` written out)
