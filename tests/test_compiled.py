@@ -166,7 +166,9 @@ from engine.run.machine import FlowMachine
 from engine.run.game import Decision, Game
 from dsl.rule import Rule
 from dsl.runtime import Ctx, Meter
-print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision, Rule, Ctx, Meter) if cls.__flags__ & (1 << 9)))
+from engine.run.chance import Chance
+print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision, Rule, Ctx, Meter, Chance)
+        if cls.__flags__ & (1 << 9)))
 game = Game.new(load("shogun", {}, 3), 3, 1)
 print(weakref.ref(game)() is game)
 fields = {Ctx: ("depth", "ent", "g", "hooks", "meter", "model", "state", "vars"),
@@ -182,13 +184,14 @@ print(type(Decision.__dict__["prompt"]).__name__ != "member_descriptor", d.promp
 
 
 def test_the_compiled_machine_game_and_decision_are_c_types(compiled: Path) -> None:
-    """engine/run/direct.pxd, machine.pxd, game.pxd, dsl/rule.pxd and dsl/runtime.pxd were
-    read: the flow's items read the machine's fields, its meter's and context's, and a rule's
-    `fast` as C fields, and a decision's are set as C fields; a game can still be referred to
-    weakly, as a class of Python's can. The fields rule code and bots read are members to the
-    interpreter, as the slots of a class of Python's are (dsl/cfields.pxd), and a property
-    (a decision's prompt) stays one. (That they play as the source plays, and that a game still
-    takes difftest's `reference`, is the log test above.)"""
+    """engine/run/direct.pxd, machine.pxd, game.pxd, chance.pxd, dsl/rule.pxd and
+    dsl/runtime.pxd were read: the flow's items read the machine's fields, its meter's and
+    context's, and a rule's `fast` as C fields, a decision's are set as C fields, and a game's
+    chance reads its own; a game can still be referred to weakly, as a class of Python's can.
+    The fields rule code and bots read are members to the interpreter, as the slots of a class
+    of Python's are (dsl/cfields.pxd), and a property (a decision's prompt) stays one. (That
+    they play as the source plays, and that a game still takes difftest's `reference`, is the
+    log test above.)"""
     r = _installed(compiled, code=_MACHINE_TYPES)
     assert r.returncode == 0, r.stderr[-2000:]
     names, weak, getsets, prompt = r.stdout.splitlines()

@@ -12,3 +12,7 @@ cdef class Rng:
     @cython.locals(s="unsigned long long", z="unsigned long long")
     cpdef unsigned long long _next(self)
     cpdef double random(self)
+
+# The chance of a game: `outcome` reads its fields as C fields, at every roll, shuffle and draw.
+cdef class Chance:
+    cdef public object forced, rng
