@@ -10,7 +10,10 @@
 # compiled code trusts a typed field's type. Such a field's offset is found by setting a fresh
 # `object()` through its getset on a new instance and finding the one word that holds it; a
 # typed field (a list, a dict, a C type) refuses that value, and a C value (a bint) holds no
-# pointer to it, so those keep their getsets.
+# pointer to it, so those keep their getsets. Call it only on a class whose settable getsets
+# are its fields (a property with a setter would be probed too). A member can be deleted,
+# which leaves the field empty where compiled code expects an object: nothing deletes the
+# fields of these classes (rule code cannot name them).
 cdef extern from *:
     """
     #include <structmember.h>
