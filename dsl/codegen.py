@@ -317,6 +317,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_LT": frozenset({list, tuple}),  # (`index` of a list, or of a collection's own ids: compiler `_index`)
     "_MISS": Exception,  # the plain form off its common case, or failing: the checked form decides (`_plain_form`)
     "_miss": _miss,
+    "_KeyError": KeyError,  # (a variable its caller did not set: `Unit.build`)
     # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)
     "_seq": _seq, "_setattr": setattr, "_any": any, "_all": all,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
@@ -385,8 +386,12 @@ class Unit:
         flags = [f"_s_{name} = _type(v_{name}) in _SC" for name in sorted(self.scalar_flags)]
         if self.depth_asked >= 0:
             flags.append(f"_dok = c.depth < {MAX_CALL_DEPTH - self.depth_asked}")
-        head = ["def __rule(c):", *(["    V = c.vars"] if loads else []), *("    " + ln for ln in prologue),
-                *(f"    v_{name} = V.get({name!r})" for name in loads), *("    " + ln for ln in flags)]
+        # The variables it reads from its caller: each by a subscript, which costs less than
+        # `get`; where the caller did not set one (KeyError), all by `get`, None for those missing.
+        reads = [] if not loads else [
+            "    V = c.vars", "    try:", *(f"        v_{name} = V[{name!r}]" for name in loads),
+            "    except _KeyError:", *(f"        v_{name} = V.get({name!r})" for name in loads)]
+        head = ["def __rule(c):", *reads, *("    " + ln for ln in prologue), *("    " + ln for ln in flags)]
         source = "\n".join(head + ["    " + ln for ln in self.lines] + ["    return None"])
         sources = [(source, len(head) + 1, "fast")]
         if callee is not None:
