@@ -3,6 +3,7 @@
 # fields as C fields (engine/run/direct.pxd types the machine's meter and context). Rule code
 # reads them too, at every turn: their fields are shown to it as members, which it reads
 # without a call (dsl/cfields.pxd), as it read the slots of the classes they were before.
+# (`nonecheck`, on the first line of runtime.py: a meter of None is an AttributeError.)
 cimport cython
 
 from dsl.cfields cimport fields_as_members

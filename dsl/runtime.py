@@ -1,3 +1,4 @@
+# cython: nonecheck=True
 """What compiled rules run against: the evaluation context and the runtime errors.
 
 A compiled expression or effect is a plain Python callable taking one `Ctx`. The context

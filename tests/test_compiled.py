@@ -180,6 +180,11 @@ print(*(f"{cls.__name__}.{f}" for cls, names in fields.items() for f in names
 d, pending = game.decision, game.state["pending"]
 print(type(Decision.__dict__["prompt"]).__name__ != "member_descriptor", d.prompt == pending["prompt"],
       d.options is pending["options"])
+from engine.model.modifiers import apply_modifiers
+try:
+    apply_modifiers(None, "x", 1, {})
+except Exception as e:
+    print(type(e).__name__)
 """
 
 
@@ -194,8 +199,9 @@ def test_the_compiled_machine_game_and_decision_are_c_types(compiled: Path) -> N
     log test above.)"""
     r = _installed(compiled, code=_MACHINE_TYPES)
     assert r.returncode == 0, r.stderr[-2000:]
-    names, weak, getsets, prompt = r.stdout.splitlines()
+    names, weak, getsets, prompt, no_context = r.stdout.splitlines()
     assert names == "", f"classes of Python's in the build (a .pxd not read): {names}"
     assert weak == "True"
     assert getsets == "", f"fields read through a getset, not as members: {getsets}"
     assert prompt == "True True True"
+    assert no_context == "AttributeError"  # a context typed Ctx, and None refused as from the source (nonecheck)

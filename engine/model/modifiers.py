@@ -1,3 +1,4 @@
+# cython: nonecheck=True
 """The modifier pipeline: a value passes through the layers a ruleset declares, in order."""
 from __future__ import annotations
 

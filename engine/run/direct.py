@@ -1,4 +1,4 @@
-# cython: annotation_typing=True
+# cython: annotation_typing=True, nonecheck=True
 """Direct execution of the flow: frames only where a game stops.
 
 The reference machine (`FlowMachine.run_frames`) keeps the whole flow position as a stack of
@@ -25,12 +25,13 @@ the items are handed over as frames, so Python's own stack stays small and the f
 limit (E002) is reported exactly where the reference machine reports it.
 
 The compiled engine (setup.py) reads this module's annotations as types (the directive on its
-first line): `m: Runner` makes the machine's fields C fields of a C type (direct.pxd), and
-`fn: Rule` a rule's `fast` (dsl/rule.pxd), read without a lookup by name (compiled code reads
+first line): `m: Runner` makes the machine's fields C fields of a C type (direct.pxd), `fn:
+Rule` a rule's `fast` (dsl/rule.pxd), and `c: Ctx` and `meter: Meter` the fields of the
+context and the meter (dsl/runtime.pxd), read without a lookup by name (compiled code reads
 an attribute of a Python object by its name, at some 150 instructions a read).
 Each annotated argument is checked on entry, and each annotated local when it is set; each
 holds what its annotation says (a value of another type would be a TypeError in the compiled
-engine only). The source runs without any of it.
+engine only, and None an AttributeError: `nonecheck`). The source runs without any of it.
 """
 from __future__ import annotations
 
