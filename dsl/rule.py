@@ -3,7 +3,7 @@
 The compiler (dsl/compiler.py) turns each rule text into a `Rule`: calling it runs the text
 with every failure located at the text's line (`rule_error`); its `fast` runs it bare, leaving
 the failure to whoever called it to locate, as the flow does for all the rules it runs
-(engine/run/direct.py `raise_located`). A failure is located from its traceback: the generated
+(`raise_located`, which engine/run/direct.py calls). A failure is located from its traceback: the generated
 code of each text names its unit (`__unit__`), a table from its lines to rule locations
 (dsl/codegen.py `Unit.build`), so that locating costs nothing while rules run.
 
@@ -46,10 +46,7 @@ class Rule:
         try:
             return self.fast(c)
         except Exception as e:  # every failure of rule code becomes a located RuleError
-            err = rule_error(e)
-            if err is e:
-                raise
-            raise err from None
+            raise_located(e)
 
     def __repr__(self) -> str:
         return f"<{self.what}>"
@@ -110,6 +107,16 @@ def rule_error(e: Exception) -> Exception:
     if isinstance(e, RecursionError):
         return RuleError("rules nested too deeply (a procedure calling itself?)", loc)
     return e
+
+
+def raise_located(e: Exception) -> None:
+    """Raise `e` as what it is reported as: a failure inside rule code (which a rule's call,
+    and both flow machines, which run rules bare, catch) becomes a RuleError at the rule's
+    location (`rule_error`); anything else is raised unchanged."""
+    err = rule_error(e)
+    if err is e:
+        raise e
+    raise err from None
 
 
 def _plain_python_error(e: Exception) -> str:

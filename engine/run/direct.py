@@ -13,7 +13,7 @@ continued by either machine.
 Each item of the flow is compiled once per model into a closure (`flow_code`): its children,
 rule functions and constants are bound in it, so running an item looks nothing up by name
 or kind. Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run`
-locates whatever fails inside them, as the wrapper would (dsl/rule.py `rule_error`).
+locates whatever fails inside them, as the wrapper would (dsl/rule.py `raise_located`).
 
 Every count is kept as the reference machine keeps it: one unit of the work budget per turn
 of a step or a loop (`COUNTED`: entered, each round, left), the same rule calls in the same
@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dsl.primitives import describe
-from dsl.rule import Rule, rule_error
+from dsl.rule import Rule, raise_located
 from dsl.runtime import _PLAIN, FREE_WALK, Ctx, Meter, RuleError, scalars, store_value
 from engine.base.text import safe_text
 from engine.run.state import controller
@@ -186,16 +186,6 @@ def kept(v: Any, c: Any, what: str, loc: Any) -> Any:
         if not e.loc.line:
             e.loc = loc
         raise
-
-
-def raise_located(e: Exception) -> None:
-    """Raise `e` as what it is reported as: a failure inside rule code (which both machines run
-    bare, without the wrapper of each compiled rule) becomes a RuleError at the rule's
-    location (dsl/rule.py `rule_error`); anything else is raised unchanged."""
-    err = rule_error(e)
-    if err is e:
-        raise e
-    raise err from None
 
 
 def flow_code(model: Any) -> tuple[list[Code], list[bool | None], list[Offer | None], list[tuple | None]]:

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from dsl.primitives import describe
+from dsl.rule import raise_located
 from dsl.runtime import Ctx, RuleError, copy_value
 from engine.base.text import safe_text
 from engine.model import Model
 from engine.model.modifiers import apply_modifiers
 from engine.run.chance import Chance
-from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, Runner, kept, raise_located
+from engine.run.direct import COUNTED, LOOP_ITEMS, MAX_WHILE, Direct, Runner, kept
 from engine.run.log import Recorder
 from engine.run.state import state_hash
 
