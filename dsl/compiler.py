@@ -860,9 +860,10 @@ class Compiler:
         but the budget (`_plain_ok`): names, numbers, truth values, reads, arithmetic,
         comparisons, `and`, `or`, `not`, `if`, lists written out, texts without inserts, list
         comprehensions, `len`, `count`, `filter`, `any`, `all` with their test written in
-        place, and calls of functions (short ones written out, `_inline`) and pure built-ins.
-        Its caller (`_guarded`) runs it first and, on any exception (`_MISS`), gives back the
-        budget it charged and runs the checked form (what `_x_getattr` writes) from the start.
+        place, calls of functions (short ones written out, `_inline`) and pure built-ins, and
+        `value` of a modifier no layer changes (its base). Its caller (`_guarded`) runs it
+        first and, on any exception (`_MISS`), gives back the budget it charged and runs the
+        checked form (what `_x_getattr` writes) from the start.
         Off its common case the plain form raises KeyError or TypeError, or gives way (`_miss`);
         where it fails, the checked form fails as it always did, with its own error at its own
         place (inside a function written out, that function's), and the budget too ends where
@@ -1886,7 +1887,8 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
         -> tuple[bool, bool]:
     """Whether `node` holds only `_PLAIN_KINDS`, texts without inserts, list comprehensions,
     `count`, `filter`, `any`, `all` with their test written in place (compiler
-    `_verdict_form`), and calls of functions and pure built-ins, at least one of them a read of
+    `_verdict_form`), `value` of a modifier no layer changes, and calls of functions and pure
+    built-ins, at least one of them a read of
     a field or a call of a function `inline` (compiler `_inline_body`) finds may be written out;
     and whether it charges the budget (a comprehension its list's length, those four a step
     per item, a call its step or its work, but for a function written out that `free` finds
@@ -1902,6 +1904,9 @@ def _plain_ok(node: Any, sym: Symbols, inline: Callable[[str], Any], body: bool 
         if n.data == "call":
             name = str(n.children[0])
             parts = _len_part(n, sym)  # (`len` of a list, a map or a text charges nothing)
+            if parts is None and (parts := _unlayered_parts(n, sym)) is not None:
+                todo.extend(parts)  # (written as its base: `Compiler._special`)
+                continue
             if parts is None:
                 charges = charges or not (free is not None and name in sym.functions and free(name))
                 if not body:
@@ -1973,6 +1978,22 @@ def _len_part(node: Tree, sym: Symbols) -> list | None:
     if isinstance(raw[0], Tree) and raw[0].data == "kwarg":
         return None
     return [raw[0]]
+
+
+def _unlayered_parts(node: Tree, sym: Symbols) -> list | None:
+    """The arguments of `value(m, base, ...)` where no layer of the ruleset changes modifier `m`,
+    else None. Such a call is its base (`Compiler._special`): it calls no rule, charges
+    nothing and changes nothing, so a plain form may hold it (`_plain_ok`)."""
+    if str(node.children[0]) != "value" or "value" in sym.functions or len(node.children) < 3:
+        return None
+    target, rest = node.children[1], node.children[2:]
+    if not (isinstance(target, Tree) and target.data == "name") or any(
+            isinstance(a, Tree) and a.data == "kwarg" for a in rest):
+        return None
+    decl = sym.modifiers.get(str(target.children[0]))
+    if decl is None or decl.layered or len(rest) != len(decl.params) + 1:
+        return None  # (a call `_special` refuses is left to the checked form, and its error)
+    return list(rest)
 
 
 def _verdict_parts(node: Tree, sym: Symbols) -> list | None:

@@ -201,6 +201,23 @@ def test_a_modifier_without_layers_is_its_base_with_its_arguments_read_where_rea
         run_effect(comp, model, "push(trace, value(bare, 5 + 'x', 1))")
 
 
+
+def test_a_modifier_without_layers_may_sit_in_a_plain_form_and_one_with_layers_may_not():
+    """`value(bare, ...)` is its base: a plain form may hold it (compiler `_unlayered_parts`),
+    and it gives what the checked form gives, for an id and for a map alike. A layered
+    modifier runs rules, so the expression holding it has no plain form."""
+    comp, model, _ = ruleset(modifiers={"bare": [], "doubled": [("value * 2", None)]}, fields={"a", "b"})
+    text = "let t = value(bare, P1.a + 1, P1.b) + P1.b\ntotal = t"
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    assert "except _MISS" in fn.source and "E['P1']['a']" in fn.source.split("except _MISS")[0]
+    assert _run(model, fn, {"P1": {"a": 2, "b": 3}}).state["globals"]["total"] == 6
+    with pytest.raises(RuleError) as err:  # the checked form decides, with its error at its place
+        _run(model, fn, {"P1": {"a": "x", "b": 3}})
+    assert err.value.loc.line == 5 and "cannot evaluate this" in err.value.message
+    fn = comp.effect(text.replace("bare", "doubled"), Loc("flow.yaml", 5, 9), set(), "effect")
+    assert "except _MISS" not in fn.source and "_modify(c, 'doubled'" in fn.source
+    assert _run(model, fn, {"P1": {"a": 2, "b": 3}}).state["globals"]["total"] == 9
+
 def test_get_of_a_map_written_out_gives_what_the_primitive_gives_and_runs_its_arguments_in_order():
     comp, model, _ = ruleset(procedures={"mark": (("tag",), "push(trace, tag)")})
     c, _ = run_effect(comp, model, "let m = {'a': 1}\nlet xs = [7, 8]\ntrace = [get(m, 'a'), get(m, 'z'), "
