@@ -650,7 +650,7 @@ class Compiler:
             counted = self._counted(node.children[1], scope)
             if counted is not None:  # `range(n)`: its numbers, without a list, as the built-in charges them
                 items = (f"(_range({counted}) if _type({counted}) is _int and 0 <= {counted} <= {MAX_RANGE} and "
-                         f"{_charged(counted, m)} else {items})")
+                         f"{_charged(counted)} else {items})")
             u.emit(depth, f"{t} = {items}", loc)
             if not fresh:
                 u.emit(depth, f"if _type({t}) is not _list: {t} = _loop_list({t})", loc)
@@ -1082,13 +1082,12 @@ class Compiler:
             elem = self._apart(elem_node, inner)
             cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
             return f"([{elem} for v_{name} in {xs}{cond}] if {numbers} else None)"
-        m = u.temp()
         seq = self._expr(seq_node, scope)
         items = xs if self._fresh_list(seq_node, seq) else f"{xs}[:]"
         elem = self._apart(elem_node, inner)
         cond = f" if {self._apart(cond_node[0], inner)}" if cond_node else ""
         return (f"([{elem} for v_{name} in {items}{cond}] if (_type({xs} := {seq}) is _list or "
-                f"({xs} := _loop_list({xs})) is not None) and {_charged(f'_len({xs})', m)} else None)")
+                f"({xs} := _loop_list({xs})) is not None) and {_charged(f'_len({xs})')} else None)")
 
     def _numbers(self, seq_node: Any, scope: _Scope, xs: str) -> str | None:
         """For a comprehension over `range(n)` or `range(a, b)` of the built-in: a condition that
@@ -1105,14 +1104,13 @@ class Compiler:
         u = self._unit
         args = [self._expr(a, scope) for a in seq_node.children[1:]]
         held = [u.temp() for _ in args]
-        m = u.temp()
         runs = " and ".join(_ran(h, a) for h, a in zip(held, args, strict=True))
         lo, hi = ("0", held[0]) if len(held) == 1 else held
         ints = " and ".join(f"_type({h}) is _int" for h in held)
         n = hi if lo == "0" else f"({hi} - {lo})"
         return (f"({runs} and ({ints} and 0 <= {n} <= {MAX_RANGE} and ({xs} := _range({', '.join(held)})) is not None "
-                f"and {_charged(f'2 * {n}', m)} or ({xs} := P_range(c, {', '.join(held)})) is not None "
-                f"and {_charged(f'_len({xs})', m)}))")
+                f"and {_charged(f'2 * {n}')} or ({xs} := P_range(c, {', '.join(held)})) is not None "
+                f"and {_charged(f'_len({xs})')}))")
 
     def _x_lambda_(self, node: Tree, scope: _Scope) -> str:
         name = str(node.children[0])
@@ -1471,7 +1469,7 @@ class Compiler:
         if not self._rule_calling(name):
             step = ""
         elif self._in_lambda or not self._per_item:  # (once, or in a scope of its own: charged here)
-            step = _charged('1', u.temp())
+            step = _charged('1')
         else:  # once per item: counted, and charged once for the whole plain form (`_guarded`)
             self._calls = self._calls or u.temp()
             step = f"({self._calls} := {self._calls} + 1)"
@@ -1647,9 +1645,9 @@ class Compiler:
             # two scalars: Python's own, charged the two items as the primitive charges them
             # before it compares; anything else goes to the primitive
             u = self._unit
-            a, b, m = u.temp(), u.temp(), u.temp()
+            a, b = u.temp(), u.temp()
             return (f"(_{name}({a}, {b}) if {_ran(a, args[0])} and _type({b} := {args[1]}) in _SC "
-                    f"and _type({a}) in _SC and {_charged('2', m)} else P_{name}(c, {a}, {b}))")
+                    f"and _type({a}) in _SC and {_charged('2')} else P_{name}(c, {a}, {b}))")
         if name == "neighbors" and len(args) == 1 and not kwargs and not self._no_walrus:
             # a space's neighbours from the board's table, without a call; no board, or not a
             # space: the primitive, which refuses it
@@ -1697,11 +1695,11 @@ class Compiler:
         length, as the primitive charges it before it looks; a collection's own ids are looked
         up without a copy of them. Anything else goes to the primitive, both arguments run."""
         u = self._unit
-        xs, x, m = u.temp(), u.temp(), u.temp()
+        xs, x = u.temp(), u.temp()
         ids = _COLLECTION.fullmatch(args[0])
         seq = ids.group(1) if ids else args[0]  # (a collection's ids: a tuple)
         return (f"({xs}.index({x}) if {_ran(xs, seq)} and _type({x} := {args[1]}) in _PL "
-                f"and _type({xs}) in _LT and {x} in {xs} and {_charged(f'_len({xs})', m)} else "
+                f"and _type({xs}) in _LT and {x} in {xs} and {_charged(f'_len({xs})')} else "
                 f"P_index(c, {f'_list({xs})' if ids else xs}, {x}))")
 
     def _verdict_form(self, name: str, raw: list, scope: _Scope) -> str | None:
@@ -1715,7 +1713,7 @@ class Compiler:
             return None
         seq_node, test = shape
         u = self._unit
-        xs, m = u.temp(), u.temp()
+        xs = u.temp()
         seq = self._expr(seq_node, scope)
         var = str(test.children[0])
         cond = self._apart(test.children[1], scope.child({var}))
@@ -1727,12 +1725,12 @@ class Compiler:
             # checked form, counting a step per item, ends the budget where it always did.
             loop = f"for v_{var} in {xs} if {cond}"
             form = f"_len([0 {loop}])" if name == "count" else f"[v_{var} {loop}]"
-            return f"({form} if {got} and {_charged(f'_len({xs})', m)} else None)"
-        tick = f"_setattr({m}, 'used', {m}.used + 1) or ({m}.used > {m}.limit and {m}.over()) or {cond}"
+            return f"({form} if {got} and {_charged(f'_len({xs})')} else None)"
+        tick = f"c.tick() or {cond}"  # (a step per item, before its test)
         loop = f"for v_{var} in {xs} if {tick}" if name in ("count", "filter") else f"for v_{var} in {xs}"
         form = {"count": f"_len([0 {loop}])", "filter": f"[v_{var} {loop}]",
                 "any": f"_any({tick} {loop})", "all": f"_all({tick} {loop})"}[name]
-        return f"({form} if {got} and ({m} := c.meter) is not None else None)"
+        return f"({form} if {got} else None)"
 
     def _special(self, name: str, raw: list, scope: _Scope, loc: Loc) -> str:
         table = {"value": self.sym.modifiers, "emit": self.sym.events, "run": self.sym.steps}[name]
@@ -1785,11 +1783,12 @@ def _ran(t: str, source: str) -> str:
     return f"(({t} := {source}) is {t})"
 
 
-def _charged(amount: str, m: str) -> str:
-    """Generated source that charges `amount` steps to the budget (Ctx.charge, written out in
-    an expression: `m` the temporary holding the meter) and is true, or ends the budget."""
-    return (f"_setattr({m} := c.meter, 'used', {m}.used + {amount}) is None "
-            f"and ({m}.used <= {m}.limit or {m}.over() is None)")
+def _charged(amount: str) -> str:
+    """Generated source that charges `amount` steps to the budget (`Ctx.charge`) and is true,
+    or ends the budget. A call, where statements write the charge out: in the compiled engine
+    the method's call costs less than setting the meter's field through `setattr` (the only
+    way an expression can), and in the source the same."""
+    return f"c.charge({amount}) is None"
 
 
 def by_position_ok(params: tuple[str, ...]) -> bool:
