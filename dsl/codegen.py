@@ -345,6 +345,9 @@ class Unit:
         # compiler `_guarded`), or -1: the depth does not change while the text runs (a call
         # gives it back), so it is asked once, on entry, for the deepest
         self.depth_asked = -1
+        # levels of indentation added to every line past the block's own (an `elif` whose
+        # condition has a plain form is written as `else:` and an `if` inside it: compiler `_stmt`)
+        self.shift = 0
 
     def temp(self) -> str:
         """A fresh name for a value an expression uses twice (`:=`)."""
@@ -352,7 +355,7 @@ class Unit:
         return f"_t{self._temps}"
 
     def emit(self, depth: int, text: str, loc: Loc) -> None:
-        self.lines.append("    " * depth + text)
+        self.lines.append("    " * (depth + self.shift) + text)
         self.locs.append(loc)
 
     def const(self, value: Any) -> str:

@@ -37,6 +37,9 @@ Callee = tuple[str, tuple[str, ...]]  # a function's or procedure's name and par
 Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
 MAX_SOURCE = 100_000  # characters in one rule text
 MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
+# `elif`s written as `else:` and `if` (compiler `_elif`) in one statement that add a level of
+# indentation each: with MAX_BLOCKS blocks inside, still under Python's 100 levels
+_MAX_SHIFT = 40
 MAX_LOOPS = 15  # `for` loops nested in one text (Python refuses 20 nested loops)
 MAX_DIGITS = 300  # digits of a number written in a rule
 
@@ -541,6 +544,27 @@ class Compiler:
         finally:
             self._ents = ents
 
+    def _elif(self, clause: Tree, scope: _Scope, depth: int) -> None:
+        """The line that opens an `elif` block. Where its condition has a plain form, as an `if`
+        condition has, it is `else:` with the condition's plain form and an `if` inside: the
+        lines from there on are indented one level more (`Unit.shift`, given back after the
+        whole statement), so that `depth` still counts the blocks of the rule text. Past
+        `_MAX_SHIFT` such levels (far from Python's limit of indentation) it stays an `elif`
+        of the checked form."""
+        u, loc = self._unit, self._stmt_at(clause)
+        ents = dict(self._ents)
+        cond = self._expr(clause.children[0], scope)
+        plain = self._plain_form(clause.children[0], scope, ents) if u.shift < _MAX_SHIFT else None
+        if plain is None:
+            u.emit(depth, f"elif {cond}:", loc)
+            return
+        self._ents = ents  # (the checked form may not run: what it found out is not kept)
+        u.emit(depth, "else:", loc)
+        u.shift += 1
+        held = u.temp()
+        self._guarded(depth, f"{held} = ", plain, cond, loc)
+        u.emit(depth, f"if {held}:", loc)
+
     def _stmt_at(self, node: Tree) -> Loc:
         """Where a statement starts, its keyword included (`for`, `if`, `let` are not kept as
         tokens: find the keyword before the statement's first kept token)."""
@@ -628,13 +652,15 @@ class Compiler:
             u.emit(depth, f"if {cond}:", loc)
             self._block(node.children[1].children, scope, depth + 1)
             ents = dict(self._ents)  # an `elif` condition may not run
+            shifted = u.shift
             for ch in node.children[2:]:
                 if ch.data == "elif_clause":
-                    u.emit(depth, f"elif {self._expr(ch.children[0], scope)}:", self._stmt_at(ch))
+                    self._elif(ch, scope, depth)
                     self._block(ch.children[1].children, scope, depth + 1)
                 else:
                     u.emit(depth, "else:", self._at(ch))
                     self._block(ch.children[0].children, scope, depth + 1)
+            u.shift = shifted
             self._ents = ents
         elif kind == "for_stmt":
             name = str(node.children[0])

@@ -1345,18 +1345,29 @@ def test_an_if_condition_of_reads_runs_plain_and_its_block_does_not_count_on_the
     assert err.value.message == "`P1` has no attribute `gone`" and err.value.loc == Loc("flow.yaml", 6, 9)
 
 
-def test_a_long_elif_chain_of_reads_picks_the_same_branch_and_fails_at_the_failing_elif():
-    """The `if` of a chain runs its condition in a plain form, its `elif`s in the checked form
-    (a plain form there, written `else:` and a guarded `if`, saved nothing measurable)."""
+@pytest.mark.parametrize("n", [11, 60])
+def test_a_long_elif_chain_of_reads_picks_the_same_branch_and_fails_at_the_failing_elif(n):
+    """The `if` of a chain and its `elif`s run their conditions in a plain form: an `elif` is
+    written `else:` with a guarded `if` inside, one level of indentation more each, up to
+    `_MAX_SHIFT` levels; past them the `elif`s are checked forms. Either way the same branch
+    runs, with blocks nested inside as deep as a text may nest them."""
+    from dsl.compiler import _MAX_SHIFT, MAX_BLOCKS
     comp, model, _ = ruleset(fields={"score", "gone"})
-    n = 11
+    deep = "".join("    " * (2 + i) + "if x.score >= 0:\n" for i in range(MAX_BLOCKS - 2))
+    inner = "    " * MAX_BLOCKS + "total = total + 1000\n"
     text = "let x = P1\nif x.score == 0:\n    total = 100\n" + "".join(
-        f"elif x.score == {k}:\n    total = {k}\n" for k in range(1, n + 1)) + "else:\n    total = -1"
-    for score in (0, 1, 8, 9, n, n + 1):
+        f"elif x.score == {k}:\n    total = {k}\n" for k in range(1, n + 1)) + \
+        "else:\n    total = -1\n    if x.score > 999:\n" + deep + inner
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    assert fn is not None, comp.diags.items
+    shifted = min(n, _MAX_SHIFT)
+    assert fn.source.count("else:\n") >= shifted and len(re.findall(r"\n *elif ", fn.source)) == n - shifted
+    for score in (0, 1, 8, 9, n, n + 1, 1000):
+        want = 100 if score == 0 else score if score <= n else 999 if score == 1000 else -1
         c, _ = run_effect(comp, model, text, ent={"P1": {"score": score}})
-        assert c.state["globals"]["total"] == (100 if score == 0 else score if score <= n else -1), score
+        assert c.state["globals"]["total"] == want, score
         c, _ = run_effect(comp, model, text.replace("P1", f"{{'score': {score}}}", 1))  # a map: checked forms
-        assert c.state["globals"]["total"] == (100 if score == 0 else score if score <= n else -1), score
+        assert c.state["globals"]["total"] == want, score
     failing = ("let x = P1\nif x.score > 5:\n    total = 1\nelif x.score > 1:\n    total = 2\n"
                "elif x.gone:\n    total = 3")
     with pytest.raises(RuleError) as err:
