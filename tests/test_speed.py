@@ -672,6 +672,36 @@ def test_the_initial_state_shares_no_list_or_map_between_entities():
     assert len(state["ent"]) > 40 and json.dumps(state) == json.dumps(initial_state(model, 4))
 
 
+def test_a_new_game_starts_from_its_own_copy_of_the_initial_state():
+    """A new game's state is loaded from the initial state kept marshalled once per model and
+    player count (engine/run/state.py `_initial`): equal to a fresh `initial_state`, its texts
+    interned, and sharing no list or map with another game's state, so that a move in one game
+    never shows in another started from the same model."""
+    from engine import load
+    from engine.model.checks import initial_state
+    from engine.run.game import Game
+    model = load("shogun")
+    first, second = (Game.new(model, 4, seed, log=False, defer=True).state for seed in (1, 2))
+    fresh = initial_state(model, 4)
+    for state in (first, second):
+        assert json.dumps(state["ent"]) == json.dumps(fresh["ent"])
+        assert json.dumps(state["globals"]) == json.dumps(fresh["globals"])
+    ids: dict[int, int] = {}
+    for n, state in enumerate((first, second)):
+        stack: list = [state["globals"], state["ent"], state["players"]]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, (list, dict)):
+                assert ids.setdefault(id(v), n) == n and id(v) not in model.frozen_ids
+                stack.extend(v.values() if isinstance(v, dict) else v)
+                if isinstance(v, dict):
+                    assert all(sys.intern(k) is k for k in v if type(k) is str)
+            elif type(v) is str:
+                assert sys.intern(v) is v
+    first["ent"]["P1"]["provinces"].append("x")
+    assert Game.new(model, 4, 3, log=False, defer=True).state["ent"]["P1"]["provinces"] == []
+
+
 @pytest.mark.parametrize("combo", ["samurai-swords", "shogun"])
 def test_the_state_and_the_static_data_hold_their_texts_interned(combo):
     """Rule code reads fields by names Python interned (`E[x]['owner']`): every key and text of a

@@ -84,7 +84,8 @@ class Model(Record):
         self.reads = reads  # names and attributes the rule texts (checks too) mention
         self.hints = {} if hints is None else hints  # hints for bots: prefer, versus, scale, round
         # What the layers above make once per model and share between its games (the direct runner's
-        # code for the flow): kept here so that a model and its derived code live and die together.
+        # code for the flow, the initial state of each player count marshalled): kept here so
+        # that a model and what is derived from it live and die together.
         self.derived = {} if derived is None else derived
         self._fingerprint = _fingerprint
 
