@@ -346,7 +346,7 @@ class Unit:
         # gives it back), so it is asked once, on entry, for the deepest
         self.depth_asked = -1
         # levels of indentation added to every line past the block's own (an `elif` whose
-        # condition has a plain form is written as `else:` and an `if` inside it: compiler `_stmt`)
+        # condition has a plain form is written as `else:` and an `if` inside it: compiler `_elif`)
         self.shift = 0
 
     def temp(self) -> str:

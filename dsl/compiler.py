@@ -37,8 +37,9 @@ Callee = tuple[str, tuple[str, ...]]  # a function's or procedure's name and par
 Pieces = tuple[tuple[int, Loc], ...]  # a joined text: (first line of a part, where that part is written)
 MAX_SOURCE = 100_000  # characters in one rule text
 MAX_BLOCKS = 50  # `if`/`for` blocks nested in one text (Python refuses 100 levels of indentation)
-# `elif`s written as `else:` and `if` (compiler `_elif`) in one statement that add a level of
-# indentation each: with MAX_BLOCKS blocks inside, still under Python's 100 levels
+# `elif`s written as `else:` and `if` (compiler `_elif`), each a level of indentation more, open
+# at once in one text (nested statements' included): with MAX_BLOCKS blocks inside, still under
+# Python's 100 levels
 _MAX_SHIFT = 40
 MAX_LOOPS = 15  # `for` loops nested in one text (Python refuses 20 nested loops)
 MAX_DIGITS = 300  # digits of a number written in a rule
