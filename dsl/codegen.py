@@ -319,7 +319,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_miss": _miss,
     "_KeyError": KeyError,  # (a variable its caller did not set: `Unit.build`)
     # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)
-    "_seq": _seq, "_setattr": setattr, "_any": any, "_all": all,
+    "_seq": _seq, "_any": any, "_all": all,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},
 }
 
