@@ -780,13 +780,24 @@ def _binomial(c: Ctx, rng: Any, n: int, p: float) -> int:
     if p >= 1:
         return n
     if n > 32:
-        c.charge(n)
+        c.charge(n)  # past the work budget this raises: below, `n` is a whole number as a float
     q = 1.0 - p
     pk = q ** n  # P(0 successes)
     if pk < 1e-300:  # so many trials that the walk would underflow: count them one by one
-        return sum(1 for _ in range(n) if rng.random() < p)
-    u = rng.random()
-    k, cum, ratio = 0, pk, p / q
+        k = 0
+        for _ in range(n):
+            if rng.random() < p:
+                k += 1
+        return k
+    return _binomial_walk(rng.random(), pk, n, p / q)
+
+
+def _binomial_walk(u: float, pk: float, n: float, ratio: float) -> int:
+    """`_binomial`'s walk up the cumulative distribution from P(0) = `pk` until it passes `u`.
+    The compiled engine runs it on C doubles (primitives.pxd): `n` is under the work budget, so
+    a float holds it exactly, and every quotient is the one Python's division of the same whole
+    numbers rounds to."""
+    k, cum = 0, pk
     while u >= cum and k < n:
         pk *= (n - k) / (k + 1) * ratio
         k += 1
@@ -819,8 +830,14 @@ def _hypergeometric(c: Ctx, rng: Any, total: int, good: int, draws: int) -> int:
                 good -= 1
             total -= 1
         return k
-    u = rng.random()
-    k, cum = lo, pk
+    return _hypergeometric_walk(rng.random(), pk, lo, hi, good, draws, bad)
+
+
+def _hypergeometric_walk(u: float, pk: float, k: int, hi: int, good: int, draws: int, bad: int) -> int:
+    """`_hypergeometric`'s walk from P(`k` = lo) = `pk` until it passes `u` (at most `hi`). The
+    compiled engine runs it on C numbers (primitives.pxd): every count is at most
+    `_EXACT_TOTAL`, so the products are exact and each quotient the one Python rounds to."""
+    cum = pk
     while u >= cum and k < hi:
         pk *= (good - k) * (draws - k) / ((k + 1) * (bad - draws + k + 1))
         k += 1

@@ -140,6 +140,45 @@ def test_the_compiled_generator_draws_what_the_source_draws(compiled: Path) -> N
     assert compiled_lines[1:] == source_lines[1:]
 
 
+# The tower's samplers compiled with C doubles (dsl/primitives.pxd), fed a sweep of uniform
+# numbers: each result is where the walk up the distribution passes the number, so a sum or
+# quotient rounded otherwise than the source's would move a result near a boundary. Counts of
+# both kinds (whole and fractional), the walk that underflows, a hypergeometric draw of many.
+_SAMPLES = """
+from dsl.primitives import _binomial, _hypergeometric
+from dsl.runtime import Ctx
+print(type(_binomial).__name__)
+class Sweep:
+    def __init__(self, u):
+        self.u = u
+    def random(self):
+        return self.u
+def c():  # a fresh budget for each draw
+    return Ctx({"globals": {}, "ent": {}}, None, None)
+us = [i / 997 for i in range(997)] + [1 - 2.0 ** -k for k in range(1, 53, 4)]
+for n in (1, 2, 3, 7, 12, 32, 33, 200, 2.0, 7.5, True):
+    for p in (1e-9, 0.01, 0.3333, 0.5, 0.6667, 0.99, 1 - 1e-12):
+        print(n, p, [_binomial(c(), Sweep(u), n, p) for u in us])
+print([_binomial(c(), Sweep(0.5), 3000, 0.6) for _ in range(2)])
+for total, good, draws in ((10, 3, 4), (40, 12, 20), (200, 50, 120), (9000, 4000, 30), (50, 50, 7)):
+    print(total, good, draws, [_hypergeometric(c(), Sweep(u), total, good, draws) for u in us])
+"""
+
+
+def test_the_compiled_tower_samplers_draw_what_the_source_draws(compiled: Path) -> None:
+    """The binomial and hypergeometric walks compiled on C numbers give, for every uniform
+    number of a fine sweep, the count the source's Python numbers give, of the same type."""
+    r = _installed(compiled, code=_SAMPLES)
+    assert r.returncode == 0, r.stderr[-2000:]
+    here = subprocess.run([sys.executable, "-c", _SAMPLES], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert here.returncode == 0, here.stderr[-2000:]
+    compiled_lines, source_lines = r.stdout.splitlines(), here.stdout.splitlines()
+    assert compiled_lines[0] == "cython_function_or_method", "the build did not compile dsl/primitives.py"
+    assert source_lines[0] == "function"
+    assert compiled_lines[1:] == source_lines[1:]
+    assert len(set(source_lines[1:])) > 60  # the sweep finds different counts, not one answer
+
+
 def test_a_build_that_compiles_nothing_leaves_out_what_an_earlier_build_compiled(tmp_path: Path) -> None:
     """pip builds in the source tree and installs the build folder's whole tree: a pure-Python
     build (DAIMYO_PURE_PYTHON=1) must not install the compiled modules an earlier build left

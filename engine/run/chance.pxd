@@ -4,6 +4,7 @@
 cimport cython
 
 cdef unsigned long long _GAMMA, _MIX1, _MIX2, _M64
+cdef double _UNIT
 
 cdef class Rng:
     cdef public unsigned long long s

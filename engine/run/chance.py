@@ -19,6 +19,10 @@ MASK64 = (1 << 64) - 1
 # a Python integer made for each operation (a draw cost 370 ns; compiled, 55 ns). The mask has a
 # name of its own, `_M64`: a C constant is not visible to Python, and game.py imports MASK64.
 _GAMMA, _MIX1, _MIX2, _M64 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, MASK64
+# A uniform number is the top 53 bits of a draw times 2**-53. Named, so that the compiled engine
+# holds it as a C double: written out, Cython divided two Python numbers at every draw. (The 53
+# bits are a whole number a double holds exactly, so C's product is Python's.)
+_UNIT = 1.0 / (1 << 53)
 
 
 class Rng:
@@ -44,7 +48,7 @@ class Rng:
         return self._next() % n
 
     def random(self) -> float:
-        return (self._next() >> 11) * (1.0 / (1 << 53))
+        return (self._next() >> 11) * _UNIT
 
 
 class Chance:
