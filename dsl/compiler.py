@@ -10,6 +10,7 @@ builtins. At play time no parsing happens.
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import re
@@ -1191,9 +1192,61 @@ class Compiler:
         return f"({x} {op} {b} if _type({held}) in _SC else _compare({ctx}, {x}, {b}, {op!r}))"
 
     def _x_binop(self, node: Tree, scope: _Scope) -> str:
+        chain = self._text_chain(node)
+        if chain is not None:
+            return self._joined_chain(*chain, scope)
         a = self._expr(node.children[0], scope)
-        op = str(node.children[1])
         b = self._expr(node.children[2], scope)
+        return self._binop(node, a, b)
+
+    def _text_chain(self, node: Tree) -> tuple[list, list] | None:
+        """`a + 'text' + b + ...`, three or more operands joined, the second a text written out
+        and each after it a text or a name: its operands, and its `+` nodes innermost first
+        (`_joined_chain`). Such chains make keys (`x.region + " " + b + " " + p`)."""
+        if self._no_walrus or str(node.children[1]) != "+":
+            return None
+        parts, levels = [], []
+        while isinstance(node, Tree) and node.data == "binop" and str(node.children[1]) == "+":
+            levels.append(node)
+            parts.append(node.children[2])
+            node = node.children[0]
+        parts.append(node)
+        parts.reverse()
+        levels.reverse()
+        if len(parts) < 3 or not (isinstance(parts[1], Tree) and parts[1].data == "string") or not all(
+                isinstance(x, Tree) and x.data in ("string", "name", "qname") for x in parts[1:]):
+            return None
+        return parts, levels
+
+    def _joined_chain(self, parts: list, levels: list, scope: _Scope) -> str:
+        """A chain of `_text_chain`, its operands compiled left to right as the nested `+`
+        compiles them. When every operand after the first is a text written out, a local or
+        an id (reading it cannot fail or change anything, so it may be read before the joins
+        before it), all texts with at most FREE_WALK characters together are joined at once:
+        each `+` of the nested form would join them inline, uncharged, to the same text.
+        Otherwise, the nested form, on the operands as compiled."""
+        exprs = [self._expr(x, scope) for x in parts]
+        first, rest = exprs[0], exprs[1:]
+
+        def nested(a: str) -> str:
+            for level, b in zip(levels, rest, strict=True):
+                a = self._binop(level, a, b)
+            return a
+
+        written = [_PLAIN_LITERAL.fullmatch(e) is not None and e[0] in "'\"" for e in rest]
+        names = [e for w, e in zip(written, rest, strict=True) if not w]
+        if _NUMBER.fullmatch(first) or not all(_UNFAILING.fullmatch(e) for e in names):
+            return nested(first)
+        x = self._unit.temp()
+        size = sum(len(ast.literal_eval(e)) for w, e in zip(written, rest, strict=True) if w)
+        checks = "".join(f" and _type({e}) is _str" for e in names)
+        sizes = "".join(f" + _len({e})" for e in names)
+        return (f"({' + '.join([x, *rest])} if _type({x} := {first}) is _str{checks} and _len({x}){sizes} + {size} "
+                f"<= {FREE_WALK} else {nested(x)})")
+
+    def _binop(self, node: Tree, a: str, b: str) -> str:
+        """`a op b` of the binary operation `node`, its sides compiled (`a`, `b`)."""
+        op = str(node.children[1])
         if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
             # (a literal number added or taken away grows a value by one step of the budget at most)
@@ -2114,6 +2167,7 @@ def _scalar_kind(node: Any) -> bool:
 
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 _TEMP = re.compile(r"_t[0-9]+")
+_UNFAILING = re.compile(r"v_\w+|K[0-9]+")  # a local (bound wherever it is read) or an id: a read that cannot fail
 # Generated source of a value that cannot change while an expression that changes nothing runs:
 # a local, a global, a temporary, a constant, a quoted id (see `_reads_shared`).
 _NAMED = re.compile(r"v_\w+|_t[0-9]+")  # generated source that is a Python local

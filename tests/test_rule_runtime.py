@@ -1475,6 +1475,32 @@ def _both_forms(text: str, ent: dict, fields: set[str], joined: set[str] = froze
     return out
 
 
+JOIN_VALUES = ["", "ab", "y" * 30, "y" * 31, "y" * 62, ["a"], [], 7, None, 0.5, True, {"k": 1}]
+
+
+@pytest.mark.parametrize("text, written", [
+    ("let a = P1.a\nlet b = P1.b\ntotal = a + ' ' + b + '-' + a", " + ' ' + v_b + '-' + v_a if "),
+    ("let b = P1.b\ntotal = P1.a + ' ' + b + ' ' + P1", " + ' ' + v_b + ' ' + "),
+    ("let b = P1.b\ntrace = [P1.a + ' ' + b for i in range(2)]", " + ' ' + v_b if "),
+    ("let a = P1.a\ntotal = a + ' ' + P1.b + ' ' + a", None),  # a field read after the first: not joined at once
+])
+def test_a_chain_of_texts_joined_at_once_gives_what_each_join_gives(text, written, monkeypatch):
+    """`a + ' ' + b + ...` (the keys rules build), where the operands after the first cannot
+    fail: every text, with at most FREE_WALK characters in all, is joined at once. For every
+    kind of operand (texts either side of the bound, lists, numbers, none), in both forms, the
+    same result, budget used and error as joining them one `+` at a time."""
+    fields = {"a", "b"}
+    cases = [{"P1": {"a": a, "b": b}} for a in JOIN_VALUES for b in JOIN_VALUES]
+    at_once = [_both_forms(text, ent, fields, fields) for ent in cases]
+    if written is not None:
+        assert written in Compiler(Symbols(globals={"trace", "total"}, fields=fields, joined_fields=fields,
+                                           constants={"P1": "P1"}), Diagnostics()).effect(
+            text, Loc("flow.yaml", 5, 9), set(), "effect").source
+    monkeypatch.setattr(Compiler, "_text_chain", lambda self, node: None)  # one `+` at a time
+    assert at_once == [_both_forms(text, ent, fields, fields) for ent in cases]
+    assert any(run[0] == "error" for runs in at_once for run in runs)  # (mixed kinds fail, as they should)
+
+
 SUM_VALUES = [0, 7, -3, (1 << 30) - 2, -(1 << 30) + 2, 1 << 30, 1 << 62, -(1 << 62), 1 << 3321, True, 0.5,
               float("nan"), float("inf"), "ab", ["a"], None, {"k": 1}]
 
