@@ -1844,7 +1844,9 @@ class Compiler:
         self._unit.calls_out = True  # (a modifier's layers, an event's triggers and a step run rules)
         mapping = "{" + ", ".join(f"{p!r}: {a}" for p, a in zip(decl.params, args, strict=True)) + "}"
         if name == "value":
-            return f"_modify(c, {target!r}, {base}, {mapping})"
+            # layered: the hooks' pipeline at once; else `_modify`, which gives the base
+            call = "c.hooks.modify" if decl.layered else "_modify"
+            return f"{call}(c, {target!r}, {base}, {mapping})"
         hook = "emit" if name == "emit" else "schedule"
         return f"c.hooks.{hook}(c, {target!r}, {mapping})"
 

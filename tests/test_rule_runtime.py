@@ -215,7 +215,7 @@ def test_a_modifier_without_layers_may_sit_in_a_plain_form_and_one_with_layers_m
         _run(model, fn, {"P1": {"a": "x", "b": 3}})
     assert err.value.loc.line == 5 and "cannot evaluate this" in err.value.message
     fn = comp.effect(text.replace("bare", "doubled"), Loc("flow.yaml", 5, 9), set(), "effect")
-    assert "except _MISS" not in fn.source and "_modify(c, 'doubled'" in fn.source
+    assert "except _MISS" not in fn.source and "c.hooks.modify(c, 'doubled'" in fn.source
     assert _run(model, fn, {"P1": {"a": 2, "b": 3}}).state["globals"]["total"] == 9
 
 def test_get_of_a_map_written_out_gives_what_the_primitive_gives_and_runs_its_arguments_in_order():
