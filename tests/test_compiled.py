@@ -115,6 +115,15 @@ def test_the_compiled_engine_ends_a_hostile_game_with_the_same_located_error(com
     assert words in r.stderr
 
 
+def _both_builds(compiled: Path, code: str) -> tuple[list[str], list[str]]:
+    """The lines `code` prints run by the installed build and by this checkout's source."""
+    r = _installed(compiled, code=code)
+    assert r.returncode == 0, r.stderr[-2000:]
+    here = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert here.returncode == 0, here.stderr[-2000:]
+    return r.stdout.splitlines(), here.stdout.splitlines()
+
+
 # The generator compiled with C numbers (engine/run/chance.pxd), from states at its edges: about
 # to wrap at 2**64, and the largest. Each line: three draws, a fraction, two draws below a bound.
 _DRAWS = """
@@ -130,11 +139,7 @@ for start in (0, 1, 2**63 - 1, 2**63, 2**64 - 0x9E3779B97F4A7C15, 2**64 - 1, 0x0
 def test_the_compiled_generator_draws_what_the_source_draws(compiled: Path) -> None:
     """splitmix64 compiled with C 64-bit integers, against the source's Python integers and
     masks: the same draws, the wrap at 2**64 included, and the same state left in the game."""
-    r = _installed(compiled, code=_DRAWS)
-    assert r.returncode == 0, r.stderr[-2000:]
-    here = subprocess.run([sys.executable, "-c", _DRAWS], capture_output=True, text=True, cwd=REPO, timeout=60)
-    assert here.returncode == 0, here.stderr[-2000:]
-    compiled_lines, source_lines = r.stdout.splitlines(), here.stdout.splitlines()
+    compiled_lines, source_lines = _both_builds(compiled, _DRAWS)
     assert compiled_lines[0] == "True", "the build did not read engine/run/chance.pxd: Rng is a Python class"
     assert source_lines[0] == "False"  # (the source's Rng is a class of Python's)
     assert compiled_lines[1:] == source_lines[1:]
@@ -168,11 +173,7 @@ for total, good, draws in ((10, 3, 4), (40, 12, 20), (200, 50, 120), (9000, 4000
 def test_the_compiled_tower_samplers_draw_what_the_source_draws(compiled: Path) -> None:
     """The binomial and hypergeometric walks compiled on C numbers give, for every uniform
     number of a fine sweep, the count the source's Python numbers give, of the same type."""
-    r = _installed(compiled, code=_SAMPLES)
-    assert r.returncode == 0, r.stderr[-2000:]
-    here = subprocess.run([sys.executable, "-c", _SAMPLES], capture_output=True, text=True, cwd=REPO, timeout=60)
-    assert here.returncode == 0, here.stderr[-2000:]
-    compiled_lines, source_lines = r.stdout.splitlines(), here.stdout.splitlines()
+    compiled_lines, source_lines = _both_builds(compiled, _SAMPLES)
     assert compiled_lines[0] == "cython_function_or_method", "the build did not compile dsl/primitives.py"
     assert source_lines[0] == "function"
     assert compiled_lines[1:] == source_lines[1:]
