@@ -203,8 +203,10 @@ def _iter(c: Ctx, seq: Any) -> list:
 
 
 def _modify(c: Ctx, name: str, base: Any, args: dict) -> Any:
-    """`value(name, base, args...)`: the hooks' modifier pipeline, not even called for a
-    modifier no layer of the ruleset changes (its value is then `base`)."""
+    """`value(name, base, args...)` of a modifier no layer of the ruleset changes, written where
+    an argument does some work: its value is `base` (the hooks' pipeline if the model gives it
+    layers after all). A layered modifier's `value()` calls the hooks' `modify` itself, and one
+    whose arguments do nothing is written as its base (compiler `_special`)."""
     if c.model.modifiers.get(name):  # (the model lists every declared modifier, with its layers)
         return c.hooks.modify(c, name, base, args)
     return base
