@@ -273,6 +273,20 @@ def test_layers_that_each_name_a_text_of_one_parameter_are_asked_by_that_text():
     keyed.by_text["a"] = []  # (a table that leaves out what the conditions pick: the table is what is asked)
     model.modifiers = {"m": keyed}
     assert apply_modifiers(Ctx({"globals": {}, "ent": {}}, model, Hooks(), {}), "m", 3, {"kind": "a", "n": 0}) == 3
+    asked = []
+
+    class Asked:  # a condition that says when it is asked
+        def fast(self, c: Ctx) -> bool:
+            asked.append(c.vars["kind"])
+            return True
+
+    # the layers a text picks hold (each condition is `kind == that text`): not asked again
+    keyed.by_text["b"] = [(lid, Asked(), fn) for lid, _when, fn in keyed.by_text["b"]]
+    assert apply_modifiers(Ctx({"globals": {}, "ent": {}}, model, Hooks(), {}), "m", 3, {"kind": "b", "n": 0}) == 30
+    assert asked == []
+    model.modifiers = {"m": list(keyed.by_text["b"])}  # (listed, each layer's condition is asked)
+    assert apply_modifiers(Ctx({"globals": {}, "ent": {}}, model, Hooks(), {}), "m", 3, {"kind": "b", "n": 0}) == 30
+    assert asked == ["b"]
 
 
 def test_min_and_max_of_two_scalars_written_out_give_and_charge_what_the_primitive_does():

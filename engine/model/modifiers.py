@@ -39,7 +39,9 @@ def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
     """`value(name, base, args...)`: each layer whose `when` holds (in modifier_layers order,
     then package load order, then id) replaces the value, seeing the value so far as `value`."""
     layers = c.model.modifiers.get(name, ())
-    if type(layers) is KeyedLayers:  # only the layers whose text the parameter is can hold
+    keyed = type(layers) is KeyedLayers
+    if keyed:  # only the layers whose text the parameter is can hold, and those hold: each
+        # `when` is that parameter `==` that text, a comparison of two texts (no work, no error)
         key = args.get(layers.param)
         layers = layers.by_text.get(key, ()) if type(key) is str else ()
     value = base
@@ -53,7 +55,7 @@ def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
         # for the value (or the flow's), at the layer's line, as `rule_error` (dsl/rule.py) finds it.
         for _lid, when, fn in layers:
             c.vars = seen
-            if when is None or when.fast(c):
+            if keyed or when is None or when.fast(c):
                 seen["value"] = value = fn.fast(c)
     finally:
         c.vars = saved
