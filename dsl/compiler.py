@@ -1201,7 +1201,7 @@ class Compiler:
 
     def _text_chain(self, node: Tree) -> tuple[list, list] | None:
         """`a + 'text' + b + ...`, three or more operands joined, the second a text written out
-        and each after it a text or a name: its operands, and its `+` nodes innermost first
+        and each after it a text, a name or an id: its operands, and its `+` nodes innermost first
         (`_joined_chain`). Such chains make keys (`x.region + " " + b + " " + p`)."""
         if self._no_walrus or str(node.children[1]) != "+":
             return None

@@ -201,7 +201,6 @@ def test_a_modifier_without_layers_is_its_base_with_its_arguments_read_where_rea
         run_effect(comp, model, "push(trace, value(bare, 5 + 'x', 1))")
 
 
-
 def test_a_modifier_without_layers_may_sit_in_a_plain_form_and_one_with_layers_may_not():
     """`value(bare, ...)` is its base: a plain form may hold it (compiler `_unlayered_parts`),
     and it gives what the checked form gives, for an id and for a map alike. A layered
@@ -217,6 +216,7 @@ def test_a_modifier_without_layers_may_sit_in_a_plain_form_and_one_with_layers_m
     fn = comp.effect(text.replace("bare", "doubled"), Loc("flow.yaml", 5, 9), set(), "effect")
     assert "except _MISS" not in fn.source and "c.hooks.modify(c, 'doubled'" in fn.source
     assert _run(model, fn, {"P1": {"a": 2, "b": 3}}).state["globals"]["total"] == 9
+
 
 def test_get_of_a_map_written_out_gives_what_the_primitive_gives_and_runs_its_arguments_in_order():
     comp, model, _ = ruleset(procedures={"mark": (("tag",), "push(trace, tag)")})
