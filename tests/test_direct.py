@@ -114,6 +114,31 @@ triggers:
     assert "note" in a.state["globals"]["log_"]
 
 
+def test_a_steps_title_is_built_only_where_a_log_keeps_it(tmp_path: Path) -> None:
+    """Like `say`'s text, a title is made for the log: a game without one (a bot's lookahead, a
+    sweep) drops the entry, so it does not build it. A title that fails as it is built shows it:
+    a logged game ends in that error, located at the title, on both machines; one without a log
+    plays on, on both."""
+    combo = _package(tmp_path, """
+globals: {zero: 0}
+steps:
+  titled:
+    title: "Share {[1][zero + 5]}"
+    do: "zero = zero"
+triggers:
+  before:
+    "on": before_take_turn
+    do: run(titled)
+""")
+    errors = _errors_on_both(combo, lambda g: g.run())
+    assert errors[0] == errors[1] and "rules.yaml:5" in errors[0], errors[0]
+    for reference in (False, True):
+        g = Game.new(load(combo, players=2), 2, 1, log=False, defer=True)
+        g.reference = reference
+        g.run()
+        assert g.decision is not None and g.state["seq"] == 0  # the first decision, past the title
+
+
 def test_a_sequence_that_holds_one_item_twice_stops_at_the_right_position(tmp_path: Path) -> None:
     """The direct runner finds a stopped child's position by looking it up among the children;
     a sequence with an item twice (no walk of the data makes one, a patched model may) counts

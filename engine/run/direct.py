@@ -385,7 +385,7 @@ class _Compiler:
                     meter.over(loc)
                 counts = m.counts
                 counts[label] = counts.get(label, 0) + 1
-                if title:
+                if title and m.recorder.logging:  # a game without a log drops the entry: not built
                     text = title_fn(m._ctx(v)) if title_fn else title
                     text = safe_text(text) if isinstance(text, str) else text
                     m.recorder.record({"t": "step", "step": label, "title": text})

@@ -105,7 +105,7 @@ class FlowMachine(Runner):
             if frame["i"] == 0:
                 frame["i"] = 1
                 self.counts[node.label] = self.counts.get(node.label, 0) + 1
-                if node.title:
+                if node.title and self.recorder.logging:  # (a game without a log drops the entry: not built)
                     title = node.title_fn(self._ctx(frame["v"])) if node.title_fn else node.title
                     title = safe_text(title) if isinstance(title, str) else title
                     self.recorder.record({"t": "step", "step": node.label, "title": title})
