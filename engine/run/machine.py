@@ -187,10 +187,15 @@ class FlowMachine(Runner):
     def _dispatched(self, node: Any, v: dict, args: dict) -> str:
         """The step a `dispatch:` item names at this moment; it must exist and take these arguments."""
         name = node.fn.fast(self._ctx(v)) if node.fn else None
-        if not isinstance(name, str) or name not in self.model.steps:
+        model = self.model
+        takes = model.derived.get("step_params")  # each step's parameters as a set, made once per model
+        if takes is None:
+            takes = model.derived["step_params"] = {s: frozenset(model.nodes[i].params) for s, i in model.steps.items()}
+        want = takes.get(name) if isinstance(name, str) else None
+        if want is None:
             raise RuleError(f"dispatch: `{name}` is not a step", node.loc)
-        params = self.model.nodes[self.model.steps[name]].params
-        if set(params) != set(args):
+        if args.keys() != want:
+            params = model.nodes[model.steps[name]].params
             raise RuleError(f"dispatch: step `{name}` takes {', '.join(params) or 'no arguments'}, "
                             f"not {', '.join(args) or 'none'}", node.loc)
         return name
