@@ -869,7 +869,13 @@ class Compiler:
         if isinstance(node, Token):  # bare tokens only occur as names here
             return self._name(node, scope)
         if node.data in ("in_", "not_in"):  # `in` walks a list: priced by its length (codegen._in)
-            test = f"_in(c, {self._expr(node.children[0], scope)}, {self._expr(node.children[1], scope)})"
+            u = self._unit
+            x, xs = u.temp(), u.temp()
+            # The common case written out: a scalar looked for in a short list (free) or a map's
+            # keys; the rest is `_in`'s. Both sides are read first, in order, as for `_in`.
+            test = (f"({x} in {xs} if (({x} := {self._expr(node.children[0], scope)}) is {x}) and "
+                    f"(_type({xs} := {self._expr(node.children[1], scope)}) is _list and _len({xs}) <= {FREE_WALK} "
+                    f"or _type({xs}) is _dict) and _type({x}) in _SC else _in(c, {x}, {xs}))")
             return test if node.data == "in_" else f"(not {test})"
         infix = _INFIX.get(node.data)
         if infix:  # `a or b`, `a and b`, `a in b`, `a not in b`: Python's own operators

@@ -18,7 +18,7 @@ import pytest
 
 from dsl.codegen import MAX_CALL_DEPTH
 from dsl.compiler import Callable_, Compiler, Symbols, _Plain
-from dsl.runtime import Ctx, Meter, RuleError
+from dsl.runtime import FREE_WALK, Ctx, Meter, RuleError
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.model.modifiers import apply_modifiers
 from engine.model.procedures import announced
@@ -1513,6 +1513,39 @@ def test_a_chain_of_texts_joined_at_once_gives_what_each_join_gives(text, writte
     monkeypatch.setattr(Compiler, "_text_chain", lambda self, node: None)  # one `+` at a time
     assert at_once == [_both_forms(text, ent, fields, fields) for ent in cases]
     assert any(run[0] == "error" for runs in at_once for run in runs)  # (mixed kinds fail, as they should)
+
+
+IN_ITEMS = ["a", "k", 7, 7.0, None, 0.5, True, float("nan"), ["a"], ["a"] * 100, {"k": 1}]
+IN_LISTS = [[], ["a", 7], ["a"] * 63 + [7], ["a"] * 64 + [7], [["a"]], [["a"] * 100, 7], [1.0, None], [True],
+            {"k": 1, "a": 2}, {}, "abc", "y" * 70 + "a", 7, None]
+
+
+@pytest.mark.parametrize("text", ["total = P1.a in P1.b", "total = P1.a not in P1.b",
+                                  "if P1.a in P1.b:\n    total = true\nelse:\n    total = false"])
+def test_in_written_out_gives_what_the_helper_gives(text):
+    """`x in xs` is written out where `xs` is a list of at most FREE_WALK items or a map, and
+    `x` a scalar (compiler `_expr`); everything else is `codegen._in`'s. For every kind of
+    item and list either side of the bound: the value, the budget used and the error that
+    `_in` gives."""
+    from dsl.codegen import _in
+    comp, model, _ = ruleset(fields={"a", "b"})
+    fn = comp.effect(text, Loc("flow.yaml", 5, 9), set(), "effect")
+    assert "_in(c, " in fn.source and "_dict" in fn.source  # (written out, with the helper for the rest)
+    for a in IN_ITEMS:
+        for b in IN_LISTS:
+            c = Ctx({"globals": {}, "ent": {}}, model, Hooks(), {}, meter=Meter(1_000_000))
+            try:
+                want = _in(c, a, b)
+            except (TypeError, RuleError) as e:
+                want = type(e)
+            try:
+                got = _run(model, fn, {"P1": {"a": a, "b": b}})
+            except RuleError as e:
+                assert want in (TypeError, RuleError), (a, b, e)
+                continue
+            seen = got.state["globals"]["total"]
+            assert (seen if "not" not in text else not seen) == want, (a, b)
+            assert got.meter.used == c.meter.used, (a, b, got.meter.used)
 
 
 SUM_VALUES = [0, 7, -3, (1 << 30) - 2, -(1 << 30) + 2, 1 << 30, 1 << 62, -(1 << 62), 1 << 3321, True, 0.5,
