@@ -18,7 +18,7 @@ import pytest
 
 from dsl.codegen import MAX_CALL_DEPTH
 from dsl.compiler import Callable_, Compiler, Symbols, _Plain
-from dsl.runtime import FREE_WALK, Ctx, Meter, RuleError
+from dsl.runtime import Ctx, Meter, RuleError
 from engine.base.diagnostics import Diagnostics, Loc
 from engine.model.modifiers import apply_modifiers
 from engine.model.procedures import announced
