@@ -638,7 +638,7 @@ def roll(c: Ctx, sides: int) -> int:
     """A fair die with `sides` faces: a number from 1 to `sides`."""
     if not isinstance(sides, int) or sides < 1:
         raise RuleError("roll() needs a positive whole number of sides")
-    return c.hooks.chance(c, "roll", lambda rng: rng.below(sides) + 1, sides=sides)
+    return c.hooks.chance(c, "roll", lambda rng: rng.below(sides) + 1)
 
 
 @primitive("chance")
@@ -656,7 +656,7 @@ def shuffle(c: Ctx, xs: Any) -> None:
             j = rng.below(i + 1)
             out[i], out[j] = out[j], out[i]
         return out
-    xs[:] = c.hooks.chance(c, "shuffle", draw, items=sorted(map(str, xs)))
+    xs[:] = c.hooks.chance(c, "shuffle", draw)
 
 
 @primitive("chance")
@@ -665,13 +665,13 @@ def pick(c: Ctx, xs: Any) -> Any:
     xs = _seq(xs, "pick()")
     if not xs:
         raise RuleError("pick() from an empty list")
-    return c.hooks.chance(c, "pick", lambda rng: xs[rng.below(len(xs))], items=len(xs))
+    return c.hooks.chance(c, "pick", lambda rng: xs[rng.below(len(xs))])
 
 
 @primitive("chance")
 def chance_of(c: Ctx, p: Any) -> bool:
     """True with probability `p` (a number from 0 to 1)."""
-    return c.hooks.chance(c, "chance", lambda rng: rng.random() < p, p=p)
+    return c.hooks.chance(c, "chance", lambda rng: rng.random() < p)
 
 
 @primitive("chance")

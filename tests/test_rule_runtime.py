@@ -808,7 +808,7 @@ def test_a_built_in_that_walks_or_moves_every_item_costs_a_step_per_item(text: s
     assert fn is not None, comp.diags.items
 
     class Chance(Hooks):
-        def chance(self, c: Ctx, kind: str, draw: Any, forced_apply: Any = None, **info: Any) -> Any:
+        def chance(self, c: Ctx, kind: str, draw: Any, forced_apply: Any = None) -> Any:
             import random
             rng = random.Random(1)
             rng.below = lambda n: rng.randrange(n)  # (the engine generator's interface)

@@ -29,7 +29,7 @@ class _Hooks:
         self.rng = random.Random(seed)
         self.rng.below = lambda n: self.rng.randrange(n)  # the engine generator's interface
 
-    def chance(self, c, kind, draw, forced_apply=None, **info):
+    def chance(self, c, kind, draw, forced_apply=None):
         return draw(self.rng)
 
 

@@ -261,7 +261,7 @@ class FlowMachine(Runner):
 
     # ---- hooks called by primitives ----
 
-    def chance(self, c: Ctx, kind: str, draw: Callable, forced_apply: Callable | None = None, **info: Any) -> Any:
+    def chance(self, c: Ctx, kind: str, draw: Callable, forced_apply: Callable | None = None) -> Any:
         value = self.dice.outcome(kind, draw, forced_apply)
         if not self.silent and self.recorder.logging:  # (a silent game logs nothing: a C field, read first)
             self.recorder.record({"t": "chance", "kind": kind, "value": copy_value(value)})
