@@ -1734,15 +1734,22 @@ class Compiler:
             a, b = u.temp(), u.temp()
             return (f"(_{name}({a}, {b}) if {_ran(a, args[0])} and _type({b} := {args[1]}) in _SC "
                     f"and _type({a}) in _SC and {_charged('2')} else P_{name}(c, {a}, {b}))")
-        if name == "neighbors" and len(args) == 1 and not kwargs and not self._no_walrus:
-            # a space's neighbours from the board's table, without a call; no board, or not a
-            # space: the primitive, which refuses it
+        if name == "neighbors" and (len(args) == 1 or (len(args) == 2 and _KIND.fullmatch(args[1]))) \
+                and not kwargs and not self._no_walrus:
+            # a space's neighbours from the board's table (of the kind of link the text names),
+            # without a call; no board, no such kind or not a space: the primitive, which refuses
+            # it or gives what it gives
             u = self._unit
             x = args[0] if _NAMED.fullmatch(args[0]) else u.temp()
             b, t = u.temp(), u.temp()
             first = "" if x == args[0] else f"{_ran(x, args[0])} and "
+            if len(args) == 1:
+                return (f"(_list({t}) if {first}({b} := c.model.board) is not None and "
+                        f"({t} := {b}.neighbors.get({x})) is not None else P_neighbors(c, {x}))")
+            kind = args[1]
             return (f"(_list({t}) if {first}({b} := c.model.board) is not None and "
-                    f"({t} := {b}.neighbors.get({x})) is not None else P_neighbors(c, {x}))")
+                    f"({t} := {b}.neighbors_by_kind.get({kind})) is not None and "
+                    f"({t} := {t}.get({x})) is not None else P_neighbors(c, {x}, {kind}))")
         if name == "index" and len(args) == 2 and not kwargs and not self._no_walrus:
             return self._index(args)
         if name == "len" and len(args) == 1 and (ids := _COLLECTION.fullmatch(args[0])):
@@ -1803,7 +1810,10 @@ class Compiler:
         seq = self._expr(seq_node, scope)
         var = str(test.children[0])
         cond = self._apart(test.children[1], scope.child({var}))
-        got = f"(_type({xs} := {seq}) is _list or ({xs} := _seq({xs}, {name + '()'!r})) is not None)"
+        if ids := _COLLECTION.fullmatch(seq):  # a collection's ids, a tuple: walked without a copy
+            got = f"(({xs} := {ids.group(1)}) is {xs})"
+        else:
+            got = f"(_type({xs} := {seq}) is _list or ({xs} := _seq({xs}, {name + '()'!r})) is not None)"
         if self._plain and name in ("count", "filter"):
             # Every item is tested: its steps are counted at once, before the first. So at every
             # point the plain form has counted as many steps as the checked form, or more, and the
@@ -1958,6 +1968,7 @@ def _reads_shared(root: Any, sym: Symbols) -> tuple[dict | None, set[int], set[i
         {i for pairs in objects.values() if len({f for f, _i in pairs}) > 1 for _f, i in pairs}
 
 
+_KIND = re.compile(r"'[A-Za-z_][A-Za-z0-9_ -]*'")  # a kind of link written in the text, as a literal
 _NEW_LISTS = frozenset({"range", "neighbors", "keys", "values", "sorted", "reversed", "spaces_in", "board_set"})
 # Built-ins that give a new list of a board's spaces (ids): their items are scalars (`_scalar_items`).
 _ID_LISTS = frozenset({"range", "neighbors", "spaces_in", "board_set"})

@@ -783,6 +783,15 @@ def test_neighbors_written_out_gives_a_new_list_or_the_primitives_error():
     with pytest.raises(RuleError) as err:
         run_effect(comp, model, "trace = neighbors('zz')")
     assert err.value.message == "neighbors(): `zz` is not a space of the board"
+    # Of one kind of link named in the text: the table's list, a new one; a space without such
+    # links, or a kind the board lacks, gives none, as the primitive does.
+    model.board = SimpleNamespace(neighbors={"a": ("b", "c")}, neighbors_by_kind={"sea": {"a": ("c",)}})
+    c, _ = run_effect(comp, model, "let n = neighbors('a', 'sea')\npush(n, 'x')\ntrace = n\n"
+                                   "total = len(neighbors('b', 'sea')) + len(neighbors('a', 'road'))")
+    assert c.state["globals"]["trace"] == ["c", "x"] and c.state["globals"]["total"] == 0
+    assert model.board.neighbors_by_kind["sea"]["a"] == ("c",)
+    fn = comp.effect("trace = neighbors('a', 'sea')", Loc("flow.yaml", 5, 9), set(), "effect")
+    assert "neighbors_by_kind.get('sea')" in fn.source and "P_neighbors(c, _t1, 'sea')" in fn.source
 
 
 def test_push_with_more_items_or_a_procedure_named_push_is_a_call():

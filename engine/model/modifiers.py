@@ -48,8 +48,10 @@ def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
     saved = c.vars
     # One dict of variables serves every layer, `value` in it kept up to date (a dict made per
     # layer was a measurable part of a game: docs/performance.md, session 12): rule code only
-    # reads its variables, and keeps no dict of them.
-    seen = {**args, "value": value}
+    # reads its variables, and keeps no dict of them. `args` is the caller's own new dict (the
+    # generated code writes it out for this call), so it is that dict.
+    seen = args
+    seen["value"] = value
     try:
         # Layers run bare (`fast`): a failure is located by the wrapper of the rule that asked
         # for the value (or the flow's), at the layer's line, as `rule_error` (dsl/rule.py) finds it.
