@@ -193,8 +193,9 @@ def check_secrets(game: Game) -> None:
     for p in st["players"]:
         for other in st["players"]:
             if other != p:
-                seen = view(game.model, st, other)["ent"][p]["court_plan"]
-                assert all(k == "?" for k in seen), seen
+                seen = view(game.model, st, other)["ent"][p]
+                assert all(k == "?" for k in seen["court_plan"]), seen["court_plan"]
+                assert all(k == "?" for k in seen["court_left"]), seen["court_left"]  # the cards still in hand
 
 
 @cache
