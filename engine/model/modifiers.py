@@ -37,7 +37,9 @@ def layers_of(params: tuple[str, ...], layers: list[tuple], whens: list[Any]) ->
 
 def apply_modifiers(c: Ctx, name: str, base: Any, args: dict) -> Any:
     """`value(name, base, args...)`: each layer whose `when` holds (in modifier_layers order,
-    then package load order, then id) replaces the value, seeing the value so far as `value`."""
+    then package load order, then id) replaces the value, seeing the value so far as `value`.
+    `args` becomes the layers' variables: it is given `value`, so pass a dict made for the call
+    (the generated `value(...)` writes one out each time)."""
     layers = c.model.modifiers.get(name, ())
     keyed = type(layers) is KeyedLayers
     if keyed:  # only the layers whose text the parameter is can hold, and those hold: each
