@@ -140,9 +140,12 @@ class Game(FlowMachine):
         if option is not None and body >= 0:
             v = dict(frame["v"])
             v[var] = option
-            self.run(body, v)
         else:
-            self.run()
+            body, v = -1, None
+        if self.reference:
+            self.run(body, v)
+        else:  # (`run` written out: the compiled engine looks a method up by name, at every decision)
+            self._direct.run(body, v)
 
     def view(self, player: str | None) -> dict:
         """The state as `player` may see it (None: a spectator who sees only public values)."""
