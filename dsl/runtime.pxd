@@ -11,6 +11,10 @@ from dsl.cfields cimport fields_as_members
 cdef class Meter:
     cdef public object deadline, limit, seconds, total, used, where
 
+# Asked of every choice's options and every list the flow or a rule copies: a C function too,
+# which the flow (engine/run/direct.pxd) and store_value call without a Python call.
+cpdef bint scalars(object items)
+
 cdef class Ctx:
     cdef public object depth, ent, g, hooks, meter, model, state, vars
 

@@ -10,9 +10,9 @@ would hold at that moment. The stack is then exactly the reference machine's, so
 clones, views and the log's state hashes are the same byte for byte, and a saved game can be
 continued by either machine.
 
-Each item of the flow is compiled once per model into a closure (`flow_code`): its children,
-rule functions and constants are bound in it, so running an item looks nothing up by name
-or kind. Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run`
+Each item of the flow is compiled once per model into an `Item` (`flow_code`): its children,
+rule functions and constants are its fields, so running an item looks nothing up by name or
+kind. Rules run bare (`fn.fast`, without the wrapper that locates their failures): `run`
 locates whatever fails inside them, as the wrapper would (dsl/rule.py `raise_located`).
 
 Every count is kept as the reference machine keeps it: one unit of the work budget per turn
@@ -35,7 +35,6 @@ engine only, and None an AttributeError: `nonecheck`). The source runs without a
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from dsl.primitives import describe
@@ -52,11 +51,6 @@ SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bu
 # first: each item on the way up adds its own frame and returns the list. (A return value, not
 # an exception: raising one through every level on the way up cost more than the frames.)
 Frames = list[dict] | None
-
-# The code of one item: (machine, variables, stack position, start, items) -> Frames. With
-# `start` < 0 the item is entered afresh (the spill check, and its first unit of work); otherwise
-# it continues from the counter its frame kept (`items`: the list a loop runs over).
-Code = Callable[[Any, dict, int, int, Any], Frames]
 
 _CONTINUED = ("seq", "step", "repeat", "for", "while")  # the kinds whose frames keep a counter
 # The kinds whose every turn costs a step of work (docs/limits.md): a step entered and left, a
@@ -111,6 +105,7 @@ class Direct:
         of the choice just made: `Game.apply` makes no frame for it)."""
         m = self.m
         code, turns = self.code, self.turns
+        item: Item
         state = m.state
         stack: list = state["flow"]
         meter: Meter = m.meter
@@ -123,7 +118,8 @@ class Direct:
             else:
                 m._ended = False
                 try:
-                    held = code[enter](m, v, len(stack) + 1, -1, None)
+                    item = code[enter]
+                    held = item.run(m, v, len(stack) + 1, -1, None)
                     if held is not None:
                         stack.extend(reversed(held))
                 except Ended as e:
@@ -151,7 +147,8 @@ class Direct:
             m._ended = False
             try:
                 if frame["i"] == 0 and "x" not in frame:  # not entered yet
-                    held = code[idx](m, frame["v"], len(stack) + 1, -1, None)
+                    item = code[idx]
+                    held = item.run(m, frame["v"], len(stack) + 1, -1, None)
                 else:
                     turn = turns[idx]
                     if turn is None:  # pragma: no cover - only the kinds of _CONTINUED keep a counter
@@ -161,7 +158,8 @@ class Direct:
                         meter.used = used = meter.used + 1
                         if used > meter.limit:
                             meter.over(m.model.nodes[idx].loc)
-                    held = code[idx](m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
+                    item = code[idx]
+                    held = item.run(m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
                 if held is not None:
                     stack.extend(reversed(held))
                     if state["pending"] is not None:
@@ -187,40 +185,40 @@ def kept(v: Any, c: Any, what: str, loc: Any) -> Any:
         raise
 
 
-def flow_code(model: Any) -> tuple[list[Code], list[bool | None], list[Offer | None], list[tuple | None]]:
-    """The code of every item of `model`'s flow, made once per model and shared by its games;
+def flow_code(model: Any) -> tuple[list[Item], list[bool | None], list[Offer | None], list[tuple | None]]:
+    """The `Item` of every item of `model`'s flow, made once per model and shared by its games;
     what continuing each item's frame costs: None if it cannot be continued, True for a
-    counted kind (a turn of the budget), False otherwise; the offer of each choice (both
-    machines use it: `offer_code`); and the body of each choice with the variable it sets
-    (`Game.apply` runs it with the option taken)."""
+    counted kind (a turn of the budget), False otherwise; the `Offer` of each choice (both
+    machines use it); and the body of each choice with the variable it sets (`Game.apply`
+    runs it with the option taken)."""
     got = model.derived.get("direct")
     if got is None:
         nodes = model.nodes
         turns = [(n.kind in COUNTED) if n.kind in _CONTINUED else None for n in nodes]
-        offers = [offer_code(n) if n.kind == "choose" else None for n in nodes]
+        offers = [Offer(n) if n.kind == "choose" else None for n in nodes]
         chosen = [(n.body, n.var) if n.kind == "choose" else None for n in nodes]
         got = model.derived["direct"] = (_Compiler(model, offers).all(), turns, offers, chosen)
     return got
 
 
-# The offer of one choice: (machine, variables) -> its options.
-Offer = Callable[[Any, dict], list]
-
-
-def offer_code(node: Any) -> Offer:
-    """Offer a choice: its options (with `none` when it is optional). With more than one, the
+class Offer:
+    """Offers a choice: its options (with `none` when it is optional). With more than one, the
     choice becomes the pending decision; with one, the caller takes it without asking (the
     chooser is still checked); with none, or only `none`, the caller takes `otherwise`. One
-    function for the three, since a choice is met before every decision; its node's parts
-    are bound once (the compiled engine looks an attribute up at each use)."""
-    player_fn, var, loc, optional = node.player, node.var, node.loc, node.optional
-    fn: Rule = node.fn  # (a C type in the compiled engine: its `fast` a C field)
-    player_var = getattr(player_fn, "var", None)
-    label, secret, prompt_fn = node.label, node.secret, node.prompt
+    method for the three, since a choice is met before every decision; its node's parts are
+    kept once, as fields (the compiled engine would look an attribute of the node up at each
+    use). Both machines use it (`flow_code`)."""
 
-    def offer(m: Runner, v: dict) -> list:
+    def __init__(self, node: Any):
+        self.player_fn, self.var, self.loc, self.optional = node.player, node.var, node.loc, node.optional
+        self.fn = node.fn  # (a C type in the compiled engine: its `fast` a C field)
+        self.player_var = getattr(node.player, "var", None)
+        self.label, self.secret, self.prompt_fn = node.label, node.secret, node.prompt
+
+    def offer(self, m: Runner, v: dict) -> list:
         c: Ctx = m._c  # (`_ctx`, without a call)
         c.vars = v
+        fn: Rule = self.fn
         options = fn.fast(c)
         if type(options) is list and len(options) <= FREE_WALK and scalars(options):
             options = options[:]  # (`kept`'s common case written out: its call cost 0.8% of a Shogun game)
@@ -228,30 +226,30 @@ def offer_code(node: Any) -> Offer:
             if isinstance(options, dict):
                 options = list(options)
             if not isinstance(options, list):
-                raise RuleError(f"the options of `{var}` must be a list, got {describe(options)}", loc)
-            options = kept(options, c, "a choice's options", loc)
-        if optional:
+                raise RuleError(f"the options of `{self.var}` must be a list, got {describe(options)}", self.loc)
+            options = kept(options, c, "a choice's options", self.loc)
+        if self.optional:
             options.append(None)
         if not options or (len(options) == 1 and options[0] is None):
             return options
-        player = v.get(player_var) if player_var is not None else player_fn.fast(c)  # (a variable: without a call)
+        player_var = self.player_var
+        player = v.get(player_var) if player_var is not None else self.player_fn.fast(c)  # (a variable: without a call)
         state = m.state
         if player not in state["players"]:
-            raise RuleError(f"choice `{var}`: {describe(player)} is not a player", loc)
+            raise RuleError(f"choice `{self.var}`: {describe(player)} is not a player", self.loc)
         if len(options) > 1:
             # A silent game (a sweep, a bot's lookahead) has no reader: the prompt is rendered on demand.
-            prompt = None if m.silent else safe_text(str(prompt_fn(c)))
+            prompt = None if m.silent else safe_text(str(self.prompt_fn(c)))
             # who decides for `player` (`controller` in engine/run/state.py, written out: a call from
             # the compiled engine into that module's source cost 0.8% of a Shogun game)
             seats = state.get("seats")
             owner = seats.get(player, player) if seats and isinstance(player, str) else player
             state["pending"] = {"player": owner, "options": options, "prompt": prompt,
-                                "step": label, "secret": secret, "n": state["seq"] + 1}
+                                "step": self.label, "secret": self.secret, "n": state["seq"] + 1}
         return options
-    return offer
 
 
-def _scheduled(m: Runner, code: list[Code], sched: list, depth: int, below: list[dict] | None = None) -> Frames:
+def _scheduled(m: Runner, code: list, sched: list, depth: int, below: list[dict] | None = None) -> Frames:
     """Run the steps a rule scheduled, in order; on a stop, the ones not yet started (and
     `below`, the frames under them) wait as frames, as the reference machine pushed them.
     `depth` counts one more than the stack holds: a step that schedules itself nests Python
@@ -260,8 +258,10 @@ def _scheduled(m: Runner, code: list[Code], sched: list, depth: int, below: list
     if m._ended:
         raise Ended(sched)
     steps = m.model.steps
+    item: Item
     for j, (name, args) in enumerate(sched):
-        held = code[steps[name]](m, dict(args), depth, -1, None)
+        item = code[steps[name]]
+        held = item.run(m, dict(args), depth, -1, None)
         if held is not None:
             held.extend({"n": steps[n], "i": 0, "v": dict(a)} for n, a in sched[j + 1:])
             if below:
@@ -270,18 +270,266 @@ def _scheduled(m: Runner, code: list[Code], sched: list, depth: int, below: list
     return None
 
 
-class _Compiler:
-    """Makes the closure of every item. Items of a step's body are a tree (each is built once,
-    children first); a call of a step finds the step's code in the shared list when it runs,
-    since steps may call each other, themselves included.
+class Item:
+    """The code of one item of the flow, made once per model (`_Compiler`): its children, rules
+    and constants are its fields, so running it looks nothing up by name or kind.
 
-    In each closure `start < 0` is the entry: the spill check, and for a counted kind its first
-    unit of work, as the reference machine's loop counts them. Later units come after a child
-    has run, where the reference machine takes another turn. A unit is counted by two lines
-    written out where it is taken (`meter.used = used = meter.used + 1`, then `meter.over(loc)`
-    past the limit), not by a helper: a call per unit cost more than 1% of a game. The new count
-    is kept in a local, so the meter's field is read once: the compiled engine reads an
-    attribute by its name, at some 150 instructions a read (docs/performance.md, session 21)."""
+    `run(m, v, depth, start, x)` runs it for the machine `m` with the variables `v`, `depth`
+    levels of calls down. With `start` < 0 it is entered afresh: the spill check, and for a
+    counted kind its first unit of work, as the reference machine's loop counts them. Later
+    units come after a child has run, where the reference machine takes another turn.
+    Otherwise it continues from the counter its frame kept (`x`: the list a loop runs over).
+    It returns None when it has run to its end, or the frames held where the game stopped.
+
+    A unit of work is counted by two lines written out where it is taken (`meter.used = used =
+    meter.used + 1`, then `meter.over(loc)` past the limit), not by a helper: a call per unit
+    cost more than 1% of a game. The new count is kept in a local, so the meter's field is
+    read once. The compiled engine makes each kind a C type, its fields C fields and `run` a C
+    method (direct.pxd): one item runs another without the Python call that a closure, as the
+    items were before, cost (docs/performance.md, session 27)."""
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:  # pragma: no cover
+        raise NotImplementedError  # (every kind has its own)
+
+
+class _Seq(Item):
+    def __init__(self, idx: int, children: tuple, distinct: bool):
+        self.idx, self.children, self.distinct = idx, children, distinct  # (distinct: a child's position is its index)
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        child: Item
+        if start < 0:
+            if depth > SPILL:
+                return [{"n": self.idx, "i": 0, "v": v}]
+            start = 0
+        children: tuple = self.children
+        if start == 0 and self.distinct:  # over the children themselves: a position is found only at a stop
+            for child in children:
+                held = child.run(m, v, depth + 1, -1, None)
+                if held is not None:
+                    held.append({"n": self.idx, "i": children.index(child) + 1, "v": v})
+                    return held
+            return None
+        for i in range(start, len(children)):
+            child = children[i]
+            held = child.run(m, v, depth + 1, -1, None)
+            if held is not None:
+                held.append({"n": self.idx, "i": i + 1, "v": v})
+                return held
+        return None
+
+
+class _Effect(Item):
+    def __init__(self, idx: int, fn: Any, code: list):
+        self.idx, self.fn, self.code = idx, fn, code
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        if depth > SPILL:
+            return [{"n": self.idx, "i": 0, "v": v}]
+        fn: Rule = self.fn
+        if fn is None:
+            return None
+        if m._sched:  # (left over by a rule that failed)
+            m._sched = []
+        c: Ctx = m._c
+        c.vars = v  # rule code only reads its variables (no copy, unlike the reference machine's)
+        fn.fast(c)
+        sched = m._sched  # what the rule scheduled (end_game replaces the list)
+        if sched or m._ended:
+            m._sched = []
+            return _scheduled(m, self.code, sched, depth + 1)
+        return None
+
+
+class _Call(Item):
+    def __init__(self, idx: int, node: Any, code: list, target: int):
+        # (`getattr`: an argument whose text failed to compile is None, and fails only if the call runs)
+        self.idx, self.node, self.code, self.target = idx, node, code, target
+        self.args = tuple((k, fn, getattr(fn, "var", None)) for k, fn in node.args.items())
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        if depth > SPILL:
+            return [{"n": self.idx, "i": 0, "v": v}]
+        c: Ctx = m._c
+        c.vars = v
+        given = {}
+        for k, fn, var in self.args:
+            a = v.get(var) if var is not None else fn.fast(c)  # (a variable: without a call)
+            given[k] = a if type(a) in _PLAIN else kept(a, c, "a step's arguments", self.node.loc)
+        target: int = self.target  # a named step; otherwise `dispatch:` names it as it runs
+        if target < 0:
+            target = m.model.steps[m._dispatched(self.node, v, given)]
+        item: Item = self.code[target]
+        return item.run(m, given, depth, -1, None)
+
+
+class _Step(Item):
+    def __init__(self, idx: int, node: Any, code: list, body: Item | None, has_before: bool, has_after: bool):
+        self.idx, self.node, self.code, self.body = idx, node, code, body
+        self.loc, self.label, self.title, self.title_fn = node.loc, node.label, node.title, node.title_fn
+        self.before, self.after = "before_" + node.label, "after_" + node.label
+        self.has_before, self.has_after = has_before, has_after  # fixed per model
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        body: Item = self.body
+        if start < 0:
+            if depth > SPILL:
+                return [{"n": self.idx, "i": 0, "v": v}]
+            meter: Meter = m.meter
+            meter.used = used = meter.used + 1
+            if used > meter.limit:
+                meter.over(self.loc)
+            counts = m.counts
+            label = self.label
+            counts[label] = counts.get(label, 0) + 1
+            if self.title and m.recorder.logging:  # a game without a log drops the entry: not built
+                text = self.title_fn(m._ctx(v)) if self.title_fn else self.title
+                text = safe_text(text) if isinstance(text, str) else text
+                m.recorder.record({"t": "step", "step": label, "title": text})
+            if self.has_before:  # the steps it schedules run before the body
+                sched = m._step_event(self.before, self.node, v)
+                if sched or m._ended:
+                    below = [{"n": self.node.body, "i": 0, "v": v}] if body is not None else []
+                    held = _scheduled(m, self.code, sched, depth + 1, [*below, {"n": self.idx, "i": 1, "v": v}])
+                    if held is not None:
+                        return held
+            if body is not None:
+                held = body.run(m, v, depth + 1, -1, None)
+                if held is not None:
+                    held.append({"n": self.idx, "i": 1, "v": v})
+                    return held
+            meter.used = used = meter.used + 1
+            if used > meter.limit:
+                meter.over(self.loc)
+        # its body is done: only leaving it is left
+        if self.has_after:
+            sched = m._step_event(self.after, self.node, v)
+            if sched or m._ended:
+                return _scheduled(m, self.code, sched, depth + 1)
+        return None
+
+
+class _Loop(Item):
+    """A `repeat` (it counts) or a `for` (over a list)."""
+
+    def __init__(self, idx: int, node: Any, body: Item):
+        self.idx, self.node, self.body, self.fn = idx, node, body, node.fn
+        self.loc, self.var, self.var_global = node.loc, node.var, node.var_global
+        self.over_list = node.kind == "for"
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        meter: Meter = m.meter
+        if start < 0:
+            if depth > SPILL:
+                return [{"n": self.idx, "i": 0, "v": v}]
+            meter.used = used = meter.used + 1
+            if used > meter.limit:
+                meter.over(self.loc)
+            start = 0
+        items = x
+        if items is None:
+            c: Ctx = m._c
+            c.vars = v
+            fn: Rule = self.fn
+            got = fn.fast(c)
+            # a list, the common case, without the checks of `_loop_items` for the others
+            items = kept(got, c, LOOP_ITEMS, self.loc) if self.over_list and type(got) is list else \
+                m._loop_items(self.node, got, c)
+        # The body's variables: the loop's, with its variable set for each item. One dict
+        # serves every item: when an item's body is done, no frame refers to it any more.
+        var, var_global = self.var, self.var_global
+        inner = dict(v) if var and not var_global else v
+        body: Item = self.body
+        for i in range(start, len(items)):
+            value = items[i]
+            if var_global:
+                m.state["globals"][var] = value
+            elif var:
+                inner[var] = value
+            held = body.run(m, inner, depth + 1, -1, None)
+            if held is not None:
+                held.append({"n": self.idx, "i": i + 1, "v": v, "x": items})
+                return held
+            meter.used = used = meter.used + 1
+            if used > meter.limit:
+                meter.over(self.loc)
+        return None
+
+
+class _While(Item):
+    def __init__(self, idx: int, node: Any, body: Item):
+        self.idx, self.node, self.body, self.fn, self.loc = idx, node, body, node.fn, node.loc
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        meter: Meter = m.meter
+        if start < 0:
+            if depth > SPILL:
+                return [{"n": self.idx, "i": 0, "v": v}]
+            meter.used = used = meter.used + 1
+            if used > meter.limit:
+                meter.over(self.loc)
+            start = 0
+        count = start
+        fn: Rule = self.fn
+        body: Item = self.body
+        while True:
+            if count > MAX_WHILE:
+                m._while_guard(self.node, count)
+            c: Ctx = m._c
+            c.vars = v
+            if not fn.fast(c):
+                return None
+            count += 1
+            held = body.run(m, v, depth + 1, -1, None)
+            if held is not None:
+                held.append({"n": self.idx, "i": count, "v": v})
+                return held
+            meter.used = used = meter.used + 1
+            if used > meter.limit:
+                meter.over(self.loc)
+
+
+class _If(Item):
+    def __init__(self, idx: int, fn: Any, then: Item | None, other: Item | None):
+        self.idx, self.fn, self.then, self.other = idx, fn, then, other
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        if depth > SPILL:
+            return [{"n": self.idx, "i": 0, "v": v}]
+        c: Ctx = m._c
+        c.vars = v
+        fn: Rule = self.fn
+        branch: Item = self.then if fn.fast(c) else self.other
+        return branch.run(m, v, depth, -1, None) if branch is not None else None
+
+
+class _Choose(Item):
+    def __init__(self, idx: int, var: str, then: Item | None, other: Item | None, offer: Offer):
+        self.idx, self.var, self.then, self.other, self.offer = idx, var, then, other, offer
+
+    def run(self, m: Runner, v: dict, depth, start, x: Any) -> Frames:
+        if depth > SPILL:
+            return [{"n": self.idx, "i": 0, "v": v}]
+        offer: Offer = self.offer
+        options = offer.offer(m, v)
+        if len(options) > 1:  # asked: the game stops here
+            return [{"n": self.idx, "i": 0, "v": v}]
+        branch: Item
+        if not options or options[0] is None:  # nothing to choose from
+            branch = self.other
+            return branch.run(m, v, depth, -1, None) if branch is not None else None
+        branch = self.then
+        if branch is None:  # nothing to decide: take it without asking
+            return None
+        inner = dict(v)
+        inner[self.var] = options[0]
+        return branch.run(m, inner, depth, -1, None)
+
+
+class _Compiler:
+    """Makes the item of every flow item. Items of a step's body are a tree (each is built once,
+    children first); a call of a step finds the step's item in the shared list when it runs,
+    since steps may call each other, themselves included."""
 
     def __init__(self, model: Any, offers: list[Offer | None]):
         self.nodes = model.nodes
@@ -290,226 +538,41 @@ class _Compiler:
         self.steps = model.steps
         self.code: list[Any] = [None] * len(model.nodes)
 
-    def all(self) -> list[Code]:
+    def all(self) -> list[Item]:
         for idx in range(len(self.nodes)):
             self.of(idx)
         return self.code
 
-    def of(self, idx: int) -> Code:
+    def of(self, idx: int) -> Item:
         if self.code[idx] is None:
             node = self.nodes[idx]
             self.code[idx] = getattr(self, "_" + ("loop" if node.kind in ("repeat", "for") else node.kind))(idx, node)
         return self.code[idx]
 
-    def _opt(self, idx: int) -> Code | None:
+    def _opt(self, idx: int) -> Item | None:
         return self.of(idx) if idx >= 0 else None
 
-    def _seq(self, idx: int, node: Any) -> Code:
-        children = tuple(self.of(i) for i in node.children)
-        distinct = len(set(node.children)) == len(children)  # (so a child's position is its index)
+    def _seq(self, idx: int, node: Any) -> Item:
+        return _Seq(idx, tuple(self.of(i) for i in node.children), len(set(node.children)) == len(node.children))
 
-        def seq(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
-            if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                start = 0
-            if start == 0 and distinct:  # over the children themselves: a position is found only at a stop
-                depth += 1
-                for child in children:
-                    held = child(m, v, depth, -1, None)
-                    if held is not None:
-                        held.append({"n": idx, "i": children.index(child) + 1, "v": v})
-                        return held
-                return None
-            for i in range(start, len(children)):
-                held = children[i](m, v, depth + 1, -1, None)
-                if held is not None:
-                    held.append({"n": idx, "i": i + 1, "v": v})
-                    return held
-            return None
-        return seq
+    def _effect(self, idx: int, node: Any) -> Item:
+        return _Effect(idx, node.fn, self.code)
 
-    def _effect(self, idx: int, node: Any) -> Code:
-        fn: Rule = node.fn
-        code = self.code
+    def _call(self, idx: int, node: Any) -> Item:
+        return _Call(idx, node, self.code, self.steps[node.step] if node.step else -1)
 
-        def effect(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            if fn is None:
-                return None
-            if m._sched:  # (left over by a rule that failed)
-                m._sched = []
-            c: Ctx = m._c
-            c.vars = v  # rule code only reads its variables (no copy, unlike the reference machine's)
-            fn.fast(c)
-            sched = m._sched  # what the rule scheduled (end_game replaces the list)
-            if sched or m._ended:
-                m._sched = []
-                return _scheduled(m, code, sched, depth + 1)
-            return None
-        return effect
+    def _step(self, idx: int, node: Any) -> Item:
+        return _Step(idx, node, self.code, self._opt(node.body),
+                     "before_" + node.label in self.triggers, "after_" + node.label in self.triggers)
 
-    def _call(self, idx: int, node: Any) -> Code:
-        # (`getattr`: an argument whose text failed to compile is None, and fails only if the call runs)
-        code, step, args = self.code, node.step, tuple((k, fn, getattr(fn, "var", None)) for k, fn in node.args.items())
-        target = self.steps[step] if step else -1  # a named step; otherwise `dispatch:` names it as it runs
+    def _loop(self, idx: int, node: Any) -> Item:
+        return _Loop(idx, node, self.of(node.body))
 
-        def call(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            c: Ctx = m._c
-            c.vars = v
-            given = {}
-            for k, fn, var in args:
-                a = v.get(var) if var is not None else fn.fast(c)  # (a variable: without a call)
-                given[k] = a if type(a) in _PLAIN else kept(a, c, "a step's arguments", node.loc)
-            if target < 0:
-                return code[m.model.steps[m._dispatched(node, v, given)]](m, given, depth, -1, None)
-            return code[target](m, given, depth, -1, None)
-        return call
+    def _while(self, idx: int, node: Any) -> Item:
+        return _While(idx, node, self.of(node.body))
 
-    def _step(self, idx: int, node: Any) -> Code:
-        loc, code, label, title, title_fn = node.loc, self.code, node.label, node.title, node.title_fn
-        body = self._opt(node.body)
-        before, after = "before_" + label, "after_" + label
-        has_before, has_after = before in self.triggers, after in self.triggers  # fixed per model
+    def _if(self, idx: int, node: Any) -> Item:
+        return _If(idx, node.fn, self._opt(node.body), self._opt(node.other))
 
-        def step(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
-            if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                meter: Meter = m.meter
-                meter.used = used = meter.used + 1
-                if used > meter.limit:
-                    meter.over(loc)
-                counts = m.counts
-                counts[label] = counts.get(label, 0) + 1
-                if title and m.recorder.logging:  # a game without a log drops the entry: not built
-                    text = title_fn(m._ctx(v)) if title_fn else title
-                    text = safe_text(text) if isinstance(text, str) else text
-                    m.recorder.record({"t": "step", "step": label, "title": text})
-                if has_before:  # the steps it schedules run before the body
-                    sched = m._step_event(before, node, v)
-                    if sched or m._ended:
-                        below = [{"n": node.body, "i": 0, "v": v}] if body else []
-                        held = _scheduled(m, code, sched, depth + 1, [*below, {"n": idx, "i": 1, "v": v}])
-                        if held is not None:
-                            return held
-                if body:
-                    held = body(m, v, depth + 1, -1, None)
-                    if held is not None:
-                        held.append({"n": idx, "i": 1, "v": v})
-                        return held
-                meter.used = used = meter.used + 1
-                if used > meter.limit:
-                    meter.over(loc)
-            # its body is done: only leaving it is left
-            if has_after:
-                sched = m._step_event(after, node, v)
-                if sched or m._ended:
-                    return _scheduled(m, code, sched, depth + 1)
-            return None
-        return step
-
-    def _loop(self, idx: int, node: Any) -> Code:
-        loc, body, var, var_global = node.loc, self.of(node.body), node.var, node.var_global
-        fn: Rule = node.fn
-        over_list = node.kind == "for"  # (a `repeat` counts)
-
-        def loop(m: Runner, v: dict, depth: int, start: int, items: Any) -> Frames:
-            meter: Meter = m.meter
-            if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                meter.used = used = meter.used + 1
-                if used > meter.limit:
-                    meter.over(loc)
-                start = 0
-            if items is None:
-                c: Ctx = m._c
-                c.vars = v
-                got = fn.fast(c)
-                # a list, the common case, without the checks of `_loop_items` for the others
-                items = kept(got, c, LOOP_ITEMS, loc) if over_list and type(got) is list else \
-                    m._loop_items(node, got, c)
-            # The body's variables: the loop's, with its variable set for each item. One dict
-            # serves every item: when an item's body is done, no frame refers to it any more.
-            inner = dict(v) if var and not var_global else v
-            for i in range(start, len(items)):
-                value = items[i]
-                if var_global:
-                    m.state["globals"][var] = value
-                elif var:
-                    inner[var] = value
-                held = body(m, inner, depth + 1, -1, None)
-                if held is not None:
-                    held.append({"n": idx, "i": i + 1, "v": v, "x": items})
-                    return held
-                meter.used = used = meter.used + 1
-                if used > meter.limit:
-                    meter.over(loc)
-            return None
-        return loop
-
-    def _while(self, idx: int, node: Any) -> Code:
-        loc, body = node.loc, self.of(node.body)
-        fn: Rule = node.fn
-
-        def while_(m: Runner, v: dict, depth: int, start: int, _x: Any) -> Frames:
-            meter: Meter = m.meter
-            if start < 0:
-                if depth > SPILL:
-                    return [{"n": idx, "i": 0, "v": v}]
-                meter.used = used = meter.used + 1
-                if used > meter.limit:
-                    meter.over(loc)
-                start = 0
-            count = start
-            while True:
-                if count > MAX_WHILE:
-                    m._while_guard(node, count)
-                c: Ctx = m._c
-                c.vars = v
-                if not fn.fast(c):
-                    return None
-                count += 1
-                held = body(m, v, depth + 1, -1, None)
-                if held is not None:
-                    held.append({"n": idx, "i": count, "v": v})
-                    return held
-                meter.used = used = meter.used + 1
-                if used > meter.limit:
-                    meter.over(loc)
-        return while_
-
-    def _if(self, idx: int, node: Any) -> Code:
-        then, other = self._opt(node.body), self._opt(node.other)
-        fn: Rule = node.fn
-
-        def if_(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            c: Ctx = m._c
-            c.vars = v
-            branch = then if fn.fast(c) else other
-            return branch(m, v, depth, -1, None) if branch else None
-        return if_
-
-    def _choose(self, idx: int, node: Any) -> Code:
-        var, then, other, offer = node.var, self._opt(node.body), self._opt(node.other), self.offers[idx]
-
-        def choose(m: Runner, v: dict, depth: int, _start: int, _x: Any) -> Frames:
-            if depth > SPILL:
-                return [{"n": idx, "i": 0, "v": v}]
-            options = offer(m, v)
-            if len(options) > 1:  # asked: the game stops here
-                return [{"n": idx, "i": 0, "v": v}]
-            if not options or options[0] is None:  # nothing to choose from
-                return other(m, v, depth, -1, None) if other else None
-            if not then:  # nothing to decide: take it without asking
-                return None
-            inner = dict(v)
-            inner[var] = options[0]
-            return then(m, inner, depth, -1, None)
-        return choose
+    def _choose(self, idx: int, node: Any) -> Item:
+        return _Choose(idx, node.var, self._opt(node.body), self._opt(node.other), self.offers[idx])

@@ -227,7 +227,7 @@ class FlowMachine(Runner):
             self._push(self.model.steps[name], {}, args)
 
     def _enter_choice(self, frame: dict, node: Any) -> None:
-        options = self._direct.offers[frame["n"]](self, frame["v"])
+        options = self._direct.offers[frame["n"]].offer(self, frame["v"])
         if len(options) > 1:
             return  # asked: the choice's frame stays on top while the decision is pending
         self.state["flow"].pop()

@@ -46,7 +46,7 @@ def _initial(model: Model, players: int) -> dict[str, Any]:
 def controller(state: dict, p: Any) -> Any:
     """The person at the table who plays `p`: `p` itself, unless the ruleset gives each person
     several hands (the state's `seats`), when it is the one who makes p's decisions. (Written
-    out where a decision is offered, engine/run/direct.py `offer_code`: change both.)"""
+    out where a decision is offered, engine/run/direct.py `Offer.offer`: change both.)"""
     seats = state.get("seats")
     return seats.get(p, p) if seats and isinstance(p, str) else p
 
