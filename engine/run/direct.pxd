@@ -20,6 +20,7 @@ cdef class Runner:
 cdef class Direct:
     cdef public Runner m
     cdef public list code, turns, offers, chosen
+    cpdef run(self, Py_ssize_t enter=*, dict v=*)  # (a C call from the game and the machine, at every decision)
 
 # The flow's items (direct.py `Item`): each kind a C type, its fields C fields, and `run` a C
 # method, so that one item runs another (and the runner an item) without a Python call.

@@ -98,7 +98,7 @@ class Direct:
         self.m = machine
         self.code, self.turns, self.offers, self.chosen = flow_code(machine.model)
 
-    def run(self, enter: int = -1, v: dict | None = None) -> None:
+    def run(self, enter=-1, v: dict | None = None) -> None:
         """Advance until a decision is pending or the game is over (FlowMachine.run): take the
         frame on top of the stack and run its item on from where the frame says. `enter`, `v`:
         an item to run first, with these variables, as if its fresh frame were on top (the body
@@ -121,7 +121,8 @@ class Direct:
                     item = code[enter]
                     held = item.run(m, v, len(stack) + 1, -1, None)
                     if held is not None:
-                        stack.extend(reversed(held))
+                        held.reverse()  # (the list is ours: reversed in place, it extends the stack as a list)
+                        stack.extend(held)
                 except Ended as e:
                     stack.clear()
                     m._sched = e.sched
@@ -161,7 +162,8 @@ class Direct:
                     item = code[idx]
                     held = item.run(m, frame["v"], len(stack) + 1, frame["i"], frame.get("x"))
                 if held is not None:
-                    stack.extend(reversed(held))
+                    held.reverse()  # (`reversed(held)`, an iterator, cost 10% of a choice's turn in the compiled engine)
+                    stack.extend(held)
                     if state["pending"] is not None:
                         return
             except Ended as e:
