@@ -4,6 +4,7 @@
 # are always a dict, a list, a truth value, the meter or the context (dsl/runtime.pxd).
 # `__dict__` keeps what else a machine or a game holds (the tests' own attributes), and
 # `__weakref__` lets a game be referred to weakly, as a class of Python's can be.
+from dsl.cfields cimport fields_as_members
 from dsl.rule cimport Rule  # (the items take their rules as `fn: Rule`: see dsl/rule.pxd)
 from dsl.runtime cimport Ctx, Meter, scalars  # (the context and the meter, and `scalars` as a C function: dsl/runtime.pxd)
 
@@ -13,7 +14,8 @@ cdef class Runner:
     cdef public Ctx _c
     cdef public dict state, counts
     cdef public list _sched
-    cdef public bint _ended, silent
+    cdef public bint _ended
+    cdef public object silent  # (an object, so that rule code reads it as a member: direct.py)
     cdef dict __dict__
     cdef object __weakref__
 
