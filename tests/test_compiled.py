@@ -201,22 +201,32 @@ def test_a_build_that_compiles_nothing_leaves_out_what_an_earlier_build_compiled
 _MACHINE_TYPES = """
 import weakref
 from engine.model import load
+from engine.run import direct
 from engine.run.direct import Runner
 from engine.run.machine import FlowMachine
 from engine.run.game import Decision, Game
 from dsl.rule import Rule
 from dsl.runtime import Ctx, Meter
 from engine.run.chance import Chance
-print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision, Rule, Ctx, Meter, Chance)
+items = [getattr(direct, n) for n in ("Item", "Offer", "_Seq", "_Effect", "_Call", "_Step", "_Loop", "_While", "_If",
+                                      "_Choose")]
+print(*(cls.__name__ for cls in (Runner, FlowMachine, Game, Decision, Rule, Ctx, Meter, Chance, *items)
         if cls.__flags__ & (1 << 9)))
 game = Game.new(load("shogun", {}, 3), 3, 1)
 print(weakref.ref(game)() is game)
 fields = {Ctx: ("depth", "ent", "g", "hooks", "meter", "model", "state", "vars"),
           Meter: ("deadline", "limit", "seconds", "total", "used", "where"),
           Rule: ("counted", "fast", "loc", "pos", "source", "var", "what"),
-          Decision: ("number", "options", "player", "secret", "step")}
+          Decision: ("number", "options", "player", "secret", "step"),
+          Runner: ("model", "recorder", "silent")}
 print(*(f"{cls.__name__}.{f}" for cls, names in fields.items() for f in names
         if type(cls.__dict__[f]).__name__ != "member_descriptor"))
+quiet = Game.new(load("shogun", {}, 3), 3, 1, log=False)
+was = quiet.silent
+quiet.on_log = lambda entry: None
+heard = quiet.silent
+quiet.on_log = None
+print(was, heard, quiet.silent)
 d, pending = game.decision, game.state["pending"]
 print(type(Decision.__dict__["prompt"]).__name__ != "member_descriptor", d.prompt == pending["prompt"],
       d.options is pending["options"])
@@ -230,18 +240,20 @@ except Exception as e:
 
 def test_the_compiled_machine_game_and_decision_are_c_types(compiled: Path) -> None:
     """engine/run/direct.pxd, machine.pxd, game.pxd, chance.pxd, dsl/rule.pxd and
-    dsl/runtime.pxd were read: the flow's items read the machine's fields, its meter's and
-    context's, and a rule's `fast` as C fields, a decision's are set as C fields, and a game's
-    chance reads its own; a game can still be referred to weakly, as a class of Python's can.
-    The fields rule code and bots read are members to the interpreter, as the slots of a class
-    of Python's are (dsl/cfields.pxd), and a property (a decision's prompt) stays one. (That
+    dsl/runtime.pxd were read: the flow's items are C types that read the machine's fields,
+    its meter's and context's, and a rule's `fast` as C fields, a decision's are set as C
+    fields, and a game's chance reads its own; a game can still be referred to weakly, as a
+    class of Python's can. The fields rule code and bots read are members to the interpreter,
+    as the slots of a class of Python's are (dsl/cfields.pxd), the machine's `silent` among
+    them, and a property (a decision's prompt) stays one. (That
     they play as the source plays, and that a game still takes difftest's `reference`, is the
     log test above.)"""
     r = _installed(compiled, code=_MACHINE_TYPES)
     assert r.returncode == 0, r.stderr[-2000:]
-    names, weak, getsets, prompt, no_context = r.stdout.splitlines()
+    names, weak, getsets, silent, prompt, no_context = r.stdout.splitlines()
     assert names == "", f"classes of Python's in the build (a .pxd not read): {names}"
     assert weak == "True"
     assert getsets == "", f"fields read through a getset, not as members: {getsets}"
+    assert silent == "True False True"  # a member that `Game.on_log` keeps up to date
     assert prompt == "True True True"
     assert no_context == "AttributeError"  # a context typed Ctx, and None refused as from the source (nonecheck)
