@@ -4,7 +4,7 @@
 The reference machine (`FlowMachine.run_frames`) keeps the whole flow position as a stack of
 frames, pushing a frame (a dict, with a copy of its parent's variables) for every item it
 enters. Most items finish without a decision, so those frames are made only to be thrown
-away. Here each item runs as a plain Python call instead, and frames are made only when the
+away. Here each item runs as a call of its `run` instead, and frames are made only when the
 game stops at a decision: the calls on the way up each add the frame the reference machine
 would hold at that moment. The stack is then exactly the reference machine's, so saves,
 clones, views and the log's state hashes are the same byte for byte, and a saved game can be
@@ -28,7 +28,10 @@ The compiled engine (setup.py) reads this module's annotations as types (the dir
 first line): `m: Runner` makes the machine's fields C fields of a C type (direct.pxd), `fn:
 Rule` a rule's `fast` (dsl/rule.pxd), and `c: Ctx` and `meter: Meter` the fields of the
 context and the meter (dsl/runtime.pxd), read without a lookup by name (compiled code reads
-an attribute of a Python object by its name, at some 150 instructions a read).
+an attribute of a Python object by its name, at some 150 instructions a read). The items
+themselves are C types there, and their `run` a C method whose `depth` and `start` are C
+integers: direct.pxd declares those, so `run` gives them no annotation (an `int` here would
+mean a Python number, and not match).
 Each annotated argument is checked on entry, and each annotated local when it is set; each
 holds what its annotation says (a value of another type would be a TypeError in the compiled
 engine only, and None an AttributeError: `nonecheck`). The source runs without any of it.
@@ -44,7 +47,7 @@ from engine.base.text import safe_text
 
 LOOP_ITEMS = "a loop of the flow"  # what `store_value` names in its errors (both machines)
 MAX_WHILE = 100_000  # rounds of one `while` of the flow (both machines)
-SPILL = 48  # flow levels run as Python calls; deeper ones become frames (the bundled games use < 20)
+SPILL = 48  # flow levels run as calls; deeper ones become frames (the bundled games use < 20)
 
 # Every item returns None when it has run to its end, or, when the game stopped inside it (a
 # decision, or a hand-over to frames), the list of frames held at that moment, innermost
@@ -362,7 +365,7 @@ class _Call(Item):
         for k, fn, var in self.args:
             a = v.get(var) if var is not None else fn.fast(c)  # (a variable: without a call)
             given[k] = a if type(a) in _PLAIN else kept(a, c, "a step's arguments", self.node.loc)
-        target: int = self.target  # a named step; otherwise `dispatch:` names it as it runs
+        target = self.target  # a named step; otherwise `dispatch:` names it as it runs
         if target < 0:
             target = m.model.steps[m._dispatched(self.node, v, given)]
         item: Item = self.code[target]
