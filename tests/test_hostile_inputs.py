@@ -215,6 +215,7 @@ SAVES: dict[str, tuple[Any, str]] = {
     "missing-entity":    (lambda s: _edit(s, "state.ent.P2", _DELETE, reseal=True), "`P2` is missing"),
     "entity-fields":     (lambda s: _edit(s, "state.ent.P1.gold", 5, reseal=True), "`state.ent.P1`"),
     "bad-frame":         (lambda s: _edit(s, "state.flow.0.n", 10**6, reseal=True), "`state.flow[0]`"),
+    "huge-frame-count":  (lambda s: _edit(s, "state.flow.0.i", 10**30, reseal=True), "`state.flow[0]`"),
     "bad-pending":       (lambda s: _edit(s, "state.pending.player", "P7", reseal=True), "`state.pending`"),
     "rng-out-of-range":  (lambda s: _edit(s, "state.rng", -1, reseal=True), "`state.rng` is out of range"),
     "over-disagrees":    (lambda s: _edit(s, "state.over", True, reseal=True), "`state.over`"),

@@ -16,6 +16,10 @@ from engine.model.checks import initial_state
 from engine.run.chance import initial_rng
 
 SAVE_FORMAT = "daimyo-save/1"
+# A frame's counter (a child's position, a loop's round): far above any the flow reaches (a
+# `repeat` runs at most a million rounds), and within a C integer, which the compiled engine's
+# flow items take it as (engine/run/direct.pxd): a save may not hold more.
+MAX_FRAME_COUNTER = 1 << 32
 
 
 def new_state(model: Model, players: int, seed: int) -> dict[str, Any]:
@@ -265,7 +269,8 @@ def check_state(model: Model, state: Any, players: Any = None) -> None:
             raise SaveError(f"the saved fields of `{eid}` (`state.ent.{eid}`) do not match the rules")
     for i, frame in enumerate(state["flow"]):
         if not (isinstance(frame, dict) and isinstance(frame.get("n"), int) and 0 <= frame["n"] < len(model.nodes)
-                and isinstance(frame.get("i"), int) and frame["i"] >= 0 and isinstance(frame.get("v"), dict)
+                and isinstance(frame.get("i"), int) and 0 <= frame["i"] < MAX_FRAME_COUNTER
+                and isinstance(frame.get("v"), dict)
                 and set(frame) <= {"n", "i", "v", "x"} and isinstance(frame.get("x", []), list)):
             raise SaveError(f"the saved flow position (`state.flow[{i}]`) is damaged")
     seats = state.get("seats")
