@@ -292,6 +292,7 @@ class Compiler:
         self._subst: dict[str, str] = {}  # an inlined function's parameters: the generated source of each
         self._inlining: tuple[str, ...] = ()  # the functions being inlined, outermost first
         self._entry_once: set[str] = set()  # locals bound on entry only (`_compile_tree`)
+        self._state_reads: set[str] = set()  # reads written by `_read` that find a state field in E
 
     # ---- public entry points ----
 
@@ -438,6 +439,7 @@ class Compiler:
                       what: str) -> Fn | None:
         self._base = loc
         self._unit = Unit()
+        self._state_reads = set()
         self._no_walrus = 0
         self._depth = 0  # of `_expr` calls: 0 outside an expression
         self._avail: dict[tuple[str, str], str] | None = None  # reads of this expression so far (`_x_getattr`)
@@ -718,8 +720,9 @@ class Compiler:
         else:
             plain = "" if self._is_scalar(raw[1], scope) else f"_type({x}) in _PL"
         kept = f"{x} if {plain} else _copy({x}, c)" if plain else x  # (a scalar is kept as it is)
-        return (f"{d} = {xs}; {x} = {item}\n"
-                f"if _type({d}) is _list and _id({d}) not in c.model.frozen_ids and _len({d}) < {MAX_TEXT}: "
+        found, unfrozen = self._unfrozen(xs, d)
+        return (f"{found}; {x} = {item}\n"
+                f"if _type({d}) is _list{unfrozen} and _len({d}) < {MAX_TEXT}: "
                 f"{d}.append({kept})\n"
                 f"else: P_push(c, {d}, {x})")
 
@@ -739,8 +742,9 @@ class Compiler:
         xs, item = (self._expr(a, scope) for a in raw)
         u = self._unit
         d, x, m = u.temp(), u.temp(), u.temp()
-        return (f"{d} = {xs}; {x} = {item}\n"
-                f"if _type({d}) is _list and _id({d}) not in c.model.frozen_ids and _type({x}) in _PL and {x} in {d}: "
+        found, unfrozen = self._unfrozen(xs, d)
+        return (f"{found}; {x} = {item}\n"
+                f"if _type({d}) is _list{unfrozen} and _type({x}) in _PL and {x} in {d}: "
                 f"{m} = c.meter; {m}.used += _len({d}); {m}.used <= {m}.limit or {m}.over(); {d}.remove({x})\n"
                 f"else: P_remove(c, {d}, {x})")
 
@@ -839,8 +843,9 @@ class Compiler:
             # `_set_item`'s order (not a constant, then the item); any other case goes to it
             u = self._unit
             d, k, x, o, r = u.temp(), u.temp(), u.temp(), u.temp(), u.temp()
-            return (f"{d} = {cont}; {k} = {key}; {x} = {value}\n"
-                    f"if _type({d}) is _dict and _id({d}) not in c.model.frozen_ids and _type({x}) is _int "
+            found, unfrozen = self._unfrozen(cont, d)
+            return (f"{found}; {k} = {key}; {x} = {value}\n"
+                    f"if _type({d}) is _dict{unfrozen} and _type({x}) is _int "
                     f"and _type({o} := {d}.get({k}, 0)) is _int and {-_SMALL} < ({r} := {o} {op} {x}) < {_SMALL}: "
                     f"{d}[{k}] = {r}\n"
                     f"else: _set_item(c, {d}, {k}, {x}, {fn})")
@@ -850,8 +855,9 @@ class Compiler:
         # constant), which is written out: lines of one statement, so one location.
         u = self._unit
         d, k, x = u.temp(), u.temp(), u.temp()
-        return (f"{d} = {cont}; {k} = {key}; {x} = {value}\n"
-                f"if _type({d}) is _dict and _type({x}) in _PL and _id({d}) not in c.model.frozen_ids: {d}[{k}] = {x}\n"
+        found, unfrozen = self._unfrozen(cont, d)
+        return (f"{found}; {k} = {key}; {x} = {value}\n"
+                f"if _type({d}) is _dict and _type({x}) in _PL{unfrozen}: {d}[{k}] = {x}\n"
                 f"else: _set_item(c, {d}, {k}, {x})")
 
     # ---- expressions: each returns a Python expression ----
@@ -1639,7 +1645,7 @@ class Compiler:
         u = self._unit
         f = repr(fname)
         if ent is not None and not first:  # (`obj` is then a value read again: a local, a global...)
-            return f"({ent}[{f}] if {ent} is not None and {f} in {ent} else _attr(c, {obj}, {f}))"
+            return self._state_read(f"({ent}[{f}] if {ent} is not None and {f} in {ent} else _attr(c, {obj}, {f}))")
         if _NAMED.fullmatch(obj):  # a local or a temporary: read it again rather than keep it
             o, held = obj, obj
         elif self._avail is not None and ("", obj) in self._avail:  # `(_t5 := ...)`: kept in _t5
@@ -1648,17 +1654,41 @@ class Compiler:
             o = u.temp()
             held = f"({o} := {obj})"
         if ent is not None:
-            return (f"({ent}[{f}] if ({ent} := (E.get({o}) if _type({held}) is _str else None)) is not None "
-                    f"and {f} in {ent} else _attr(c, {o}, {f}))")
+            return self._state_read(f"({ent}[{f}] if ({ent} := (E.get({o}) if _type({held}) is _str else None)) "
+                                    f"is not None and {f} in {ent} else _attr(c, {o}, {f}))")
         d = u.temp()
         if fname in self.sym.fields or fname in self.sym.statics:
             table = "E"
             if fname not in self.sym.fields:
                 table = "S"
                 u.static = True
-            return (f"({d}[{f}] if _type({held}) is _str and ({d} := {table}.get({o})) is not None "
+            read = (f"({d}[{f}] if _type({held}) is _str and ({d} := {table}.get({o})) is not None "
                     f"and {f} in {d} else _attr(c, {o}, {f}))")
+            return self._state_read(read) if table == "E" else read
         return f"({o}[{f}] if _type({held}) is _dict and {f} in {o} else _attr(c, {o}, {f}))"
+
+    def _state_read(self, read: str) -> str:
+        """`read`, a read whose common case finds a state field of an entity (in E), noted as such
+        for `_unfrozen`."""
+        self._state_reads.add(read)
+        return read
+
+    def _unfrozen(self, cont: str, d: str) -> tuple[str, str]:
+        """A container about to be changed, `cont`, as the statement computes it into `d`, and the
+        test that it is not a constant, written after `and` (a constant is shared read-only: the
+        primitive or helper then refuses the change). A value of the state never is one: the
+        state holds what the engine made and rules' values copied in (`_stored`), never a
+        constant of the model. So a global (`G['x']`) needs no test, nor a state field read in
+        its common case; where such a read gives way to `_attr`, which can find a static
+        attribute, the temporary it sets asks for the test."""
+        if _GLOBAL.fullmatch(cont):
+            return f"{d} = {cont}", ""
+        if cont in self._state_reads:
+            head, _, tail = cont.rpartition(" else _attr(")
+            s = self._unit.temp()
+            return f"{s} = None; {d} = {head} else ({s} := _attr({tail[:-1]}))", \
+                f" and ({s} is None or _id({d}) not in c.model.frozen_ids)"
+        return f"{d} = {cont}", f" and _id({d}) not in c.model.frozen_ids"
 
     def _x_call(self, node: Tree, scope: _Scope) -> str:
         name_tok = node.children[0]
@@ -2191,6 +2221,7 @@ _UNFAILING = re.compile(r"v_\w+|K[0-9]+")  # a local (bound wherever it is read)
 # a local, a global, a temporary, a constant, a quoted id (see `_reads_shared`).
 _NAMED = re.compile(r"v_\w+|_t[0-9]+")  # generated source that is a Python local
 _LOCAL = re.compile(r"v_\w+")  # a local of the rule text
+_GLOBAL = re.compile(r"G\['\w+'\]")  # a global of the state, read
 _LOCAL_LIST = re.compile(r"\[(v_\w+(?:, v_\w+){0,3})\]")  # a list written out of one to four locals
 _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -732,7 +732,7 @@ def test_a_push_written_out_copies_what_it_pushes_as_the_primitive_does(text: st
 
 
 @pytest.mark.parametrize("text, trace, frozen, message, code", [
-    ("\npush(trace, 1)", (1, 2), True, "push() cannot change a constant", "E001"),
+    ("let t = trace\npush(t, 1)", (1, 2), True, "push() cannot change a constant", "E001"),
     ("\ntrace = 5\npush(trace, 1)", None, False, "push() needs a list, got", "E001"),
     ("\npush(trace, 1)", [0] * 1_000_000, False, "push() would make a list of more than 1,000,000 items", "E003"),
     ("let x = 10.5\nfor i in range(9):\n    x = x * x\npush(trace, [1, x])", None, False,
@@ -747,6 +747,59 @@ def test_a_push_written_out_fails_as_the_primitive_fails_at_its_place(text, trac
     assert got.loc.line == 5 + text.count("\n")  # the push's own line
     if trace is not None:
         assert len(trace) in (2, 1_000_000)  # nothing was pushed
+
+
+def test_a_change_to_a_value_of_the_state_is_not_tested_for_a_constant():
+    """The state never holds a constant of the model (the engine makes it; rules' values are
+    copied in), so the written-out push, removal and setting of an item test a container for a
+    constant only where it may not come from the state: not a global, nor a state field read in
+    its common case (compiler `_unfrozen`). Where that read gives way to `_attr`, which can find
+    a static attribute, the test is made: a constant reached that way is still refused."""
+    comp, model, _ = ruleset(fields={"hand", "marks"})
+    global_src = comp.effect("push(trace, 1)\nremove(trace, 1)\ntrace[0] = 2", Loc("flow.yaml", 5, 9), set(),
+                             "effect").source
+    assert ".append(" in global_src and ".remove(" in global_src and "frozen_ids" not in global_src
+    field = comp.effect("push(P1.hand, 'x')\nremove(P1.hand, 'x')\nP1.marks['k'] = 1\nP1.marks['n'] += 2",
+                        Loc("flow.yaml", 5, 9), set(), "effect")
+    assert field.source.count("frozen_ids") == 4  # each behind the fallback's `_attr`, not asked in the common case
+    c, _ = run_effect(comp, model, "push(P1.hand, 'x')\nremove(P1.hand, 'y')\nP1.marks['k'] = 1\n"
+                      "P1.marks['n'] += 2", ent={"P1": {"hand": ["y"], "marks": {"n": 1}}})
+    assert c.state["ent"]["P1"] == {"hand": ["x"], "marks": {"n": 3, "k": 1}}
+    hand, marks = [9], {"n": 1}  # a static attribute: shared read-only, so refused
+    model.static = {"P1": {"hand": hand, "marks": marks}}
+    model.frozen_ids = {id(hand), id(marks)}
+    for text, message in (("push(P1.hand, 'x')", "push() cannot change a constant"),
+                          ("remove(P1.hand, 9)", "remove() cannot change a constant"),
+                          ("P1.marks['k'] = 1", "setting an item cannot change a constant"),
+                          ("P1.marks['n'] += 2", "setting an item cannot change a constant")):
+        with pytest.raises(RuleError) as err:
+            run_effect(comp, model, text, ent={})
+        assert err.value.message.startswith(message), err.value.message
+    assert hand == [9] and marks == {"n": 1}
+
+
+def test_a_games_state_shares_no_container_with_the_models_constants():
+    """What `_unfrozen` relies on: no list or map of a game's state is a constant of the model,
+    from the start, through play, and after a save is loaded."""
+    from engine.model import load
+    from engine.run.game import Game
+    model = load("shogun", players=4)
+    assert model.frozen_ids
+
+    def containers(v: Any) -> Any:
+        if isinstance(v, (list, dict)):
+            yield id(v)
+            for x in (v.values() if isinstance(v, dict) else v):
+                yield from containers(x)
+
+    g = Game.new(model, 4, seed=3, log=False)
+    for n in range(400):
+        assert not model.frozen_ids & set(containers(g.state)), n
+        if g.over:
+            break
+        g.apply(g.decision.options[n % len(g.decision.options)])
+    loaded = Game.from_save(model, g.save())
+    assert not model.frozen_ids & set(containers(loaded.state))
 
 
 def test_remove_written_out_charges_and_fails_as_the_primitive_does():
