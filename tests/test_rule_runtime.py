@@ -778,12 +778,13 @@ def test_a_change_to_a_value_of_the_state_is_not_tested_for_a_constant():
     assert hand == [9] and marks == {"n": 1}
 
 
-def test_a_games_state_shares_no_container_with_the_models_constants():
+@pytest.mark.parametrize("combo", ["shogun", "samurai-swords", "shogun-cards"])
+def test_a_games_state_shares_no_container_with_the_models_constants(combo: str):
     """What `_unfrozen` relies on: no list or map of a game's state is a constant of the model,
     from the start, through play, and after a save is loaded."""
     from engine.model import load
     from engine.run.game import Game
-    model = load("shogun", players=4)
+    model = load(combo, players=4)
     assert model.frozen_ids
 
     def containers(v: Any) -> Any:
