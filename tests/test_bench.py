@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from engine import load
 from engine.cli import main
 
 
@@ -23,6 +24,7 @@ def test_bench_json_names_the_options_players_and_set_up(capsys):
     assert row["options"]["tower"] == "one_pool" and row["options"]["side"] == "moon"
     assert row["options"]["setup"] == "claim"
     assert row["setup"]["log"] is False and "random" in row["setup"]["bots"]
+    assert row["setup"]["driven_by"] == "Game.play_out"
     assert row["games"] >= 1 and row["decisions_per_game"] > 0
     assert out["load_average"] is None or len(out["load_average"]) == 3
 
@@ -48,3 +50,14 @@ def test_bench_reports_an_unknown_option_value_instead_of_measuring(capsys):
                  "--json"])
     row = json.loads(capsys.readouterr().out)["rulesets"][0]
     assert code == 1 and "error" in row and row["options"] == {"tower": "wooden"}
+
+
+def test_bench_plays_the_same_games_played_out_or_step_by_step(capsys):
+    from tools.bench import _play_rate
+    model = load("samurai-swords", players=4)
+    out, stepwise = _play_rate(model, 4, 0), _play_rate(model, 4, 0, stepwise=True)  # one game each
+    assert out["games"] == stepwise["games"] == 1
+    assert out["decisions_per_game"] == stepwise["decisions_per_game"] > 100
+    assert main(["bench", "shogun", "--seconds", "0.01", "--stepwise", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rulesets"]
+    assert row["setup"]["driven_by"] == "Game.apply, decision by decision"

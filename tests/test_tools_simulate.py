@@ -176,3 +176,28 @@ def test_round_figures_keep_the_last_value_seen_and_leave_out_figures_that_fail(
         g.apply(d.options[agents[d.player].choose(g, d)])
     assert got == {f"byround:{name}={v}@{p}": 1 for (name, p), v in held.items()}
     assert any(k.startswith("byround:odd=") for k in got) and not any("broken" in k for k in got)
+
+
+def test_random_bots_answer_inside_the_flow_and_play_the_games_their_choose_plays(monkeypatch):
+    """A sweep's random bots answer through `pick` without the flow stopping (Game.play_out);
+    the rows (scores, lengths, decisions by step, round figures, an unfinished game's reason)
+    are those of the same bots asked through `choose` at every stop, next to a bot that is."""
+    from engine.agents.basic import RandomAgent
+    shogun = load("shogun", players=4)
+    swords = load("samurai-swords", players=3)
+
+    def rows() -> list[dict]:
+        out = [play_game(shogun, 4, ("random", "random", "heuristic", "random"), True, 5, g) for g in range(2)]
+        out.append(play_game(shogun, 4, ("random",) * 4, False, 5, 0, max_decisions=100))
+        out += [play_game(swords, 3, ("random",) * 3, False, 7, g) for g in range(2)]
+        return out
+
+    answered = []
+    real_pick = RandomAgent.pick
+    monkeypatch.setattr(RandomAgent, "pick", lambda self, pending: answered.append(1) or real_pick(self, pending))
+    inside = rows()
+    assert len(answered) > 1000
+    assert inside[2]["error"] == "unfinished after 100 decisions" and inside[2]["length"] == 100
+    assert any(k.startswith("byround:") for k in inside[0]["counts"])  # the round figures were sampled
+    monkeypatch.delattr(RandomAgent, "pick")
+    assert inside == rows()

@@ -125,7 +125,7 @@ def load_average() -> list[float] | None:
 
 
 def measure_combo(combo: str, players: int | None, seconds: float,
-                  options: dict[str, Any] | None = None) -> dict[str, Any]:
+                  options: dict[str, Any] | None = None, stepwise: bool = False) -> dict[str, Any]:
     """Play random games of one combo for `seconds`; the row names what was measured."""
     options = dict(options or {})
     diags = Diagnostics()
@@ -139,24 +139,35 @@ def measure_combo(combo: str, players: int | None, seconds: float,
     if model is None:
         return {"combo": combo, "options": options, "players": players, "error": diags.render()[:500]}
     setup = {"bots": "random (uniform over the offered options, random.Random(1))", "log": False,
+             "driven_by": "Game.apply, decision by decision" if stepwise else "Game.play_out",
              "seeds": "1, 2, ... one per game", "seconds": seconds,
              "clone_and_save": "mid-game state of seed 99, random.Random(2)"}
     return {"combo": model.combo.name, "options": dict(model.combo.options), "players": players,
-            "setup": setup, **_play_rate(model, players, seconds), **_clone_cost(model, players)}
+            "setup": setup, **_play_rate(model, players, seconds, stepwise), **_clone_cost(model, players)}
 
 
-def _play_rate(model: Model, players: int, seconds: float) -> dict[str, Any]:
+def _play_rate(model: Model, players: int, seconds: float, stepwise: bool = False) -> dict[str, Any]:
+    """Random games for `seconds`: played out with `Game.play_out`, as a sweep of random bots
+    and the bots' random playouts are; with `stepwise`, decision by decision through
+    `Game.apply`, as a front end drives a game. Both play the same games."""
     rng = random.Random(1)
+
+    def pick(pending: dict) -> int:
+        return rng.randrange(len(pending["options"]))
+
     games = decisions = 0
     t0 = time.perf_counter()
     seed = 0
     while time.perf_counter() - t0 < seconds or games == 0:
         seed += 1
         g = Game.new(model, players, seed, log=False)
-        while not g.over:
-            d = g.decision
-            g.apply(d.options[rng.randrange(len(d.options))])
-            decisions += 1
+        if stepwise:
+            while not g.over:
+                d = g.decision
+                g.apply(d.options[rng.randrange(len(d.options))])
+        else:
+            g.play_out(pick)
+        decisions += g.state["seq"]
         games += 1
     dt = time.perf_counter() - t0
     return {"games_per_s": round(games / dt, 2), "decisions_per_s": round(decisions / dt),
@@ -222,7 +233,7 @@ def run_bench(args: argparse.Namespace) -> int:
             return 0
     rows = []
     for combo in combos:
-        row = measure_combo(combo, args.players, args.seconds, options)
+        row = measure_combo(combo, args.players, args.seconds, options, args.stepwise)
         rows.append(row)
         if not as_json:
             if "error" in row:
@@ -234,8 +245,9 @@ def run_bench(args: argparse.Namespace) -> int:
                   f"{row['games']} games in {row['seconds']} s), "
                   f"clone {row['clone_us']} us, save {row['save_us']} us ({row['save_kb']} KB)")
     if rows and not as_json:
-        print("set-up: random bots, no log, one game per seed 1, 2, ...; clone and save of a "
-              "mid-game state (seed 99)")
+        print(f"set-up: random bots, no log, one game per seed 1, 2, ..., "
+              f"{'driven decision by decision (Game.apply)' if args.stepwise else 'played out (Game.play_out)'}; "
+              f"clone and save of a mid-game state (seed 99)")
     results["rulesets"] = rows
     try:
         from tools.bench_sweep import sweep_throughput
@@ -264,6 +276,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="ruleset option for every measured combo, e.g. tower=one_pool (repeatable)")
     b.add_argument("--seconds", type=float, default=3.0, help="time budget per measurement (default 3)")
+    b.add_argument("--stepwise", action="store_true",
+                   help="drive each game decision by decision through Game.apply, as a front end does, "
+                        "instead of Game.play_out, as sweeps and bots' playouts do (the same games)")
     add_format_option(b)
     b.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the old spelling of --format json
     b.add_argument("--validate-only", action="store_true",

@@ -72,7 +72,25 @@ def play_game(model: Any, players: int, bots: tuple[str, ...] | list[str], rotat
         g = Game.new(model, players, seed, log=False)
         agents = {f"P{i + 1}": seat_agent(kind, seed, i) for i, kind in enumerate(seats)}
         held = RoundFigures(g)
+        # A bot that decides from the decision alone (`pick`: the random bot) answers inside
+        # the flow (`Game.play_out`); the others get the game, at a stop, through `choose`.
+        picks = {seat: getattr(agent, "pick", None) for seat, agent in agents.items()}
+
+        def pick(pending: dict) -> int | None:
+            nonlocal length
+            answer = picks[pending["player"]]
+            if answer is None or length >= max_decisions:
+                return None
+            held.sample(g)
+            i = answer(pending)
+            length += 1
+            decisions[pending["step"]] = decisions.get(pending["step"], 0) + 1
+            return i
+
         while not g.over:
+            g.play_out(pick)
+            if g.over:
+                break
             if length >= max_decisions:
                 row["error"] = f"unfinished after {max_decisions} decisions"
                 break

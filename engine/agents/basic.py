@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 from dsl.runtime import Ctx, RuleError
@@ -22,6 +23,10 @@ class RandomAgent:
 
     def choose(self, game: Game, decision: Decision) -> int:
         return self.rng.randrange(len(decision.options))
+
+    def pick(self, pending: dict) -> int:
+        """`choose` from the pending decision alone, for `Game.play_out` (the same draw)."""
+        return self.rng.randrange(len(pending["options"]))
 
 
 def preferences(game: Game, decision: Decision) -> list[float] | None:
@@ -88,14 +93,24 @@ class HeuristicAgent:
         stops = game.model.hints.get("until") or (decision.step,)
         try:
             sim.apply(decision.options[i])
-            for _ in range(horizon):
-                d = sim.decision
-                if sim.over or d is None or d.step in stops:
-                    break
-                sim.apply(d.options[self.rng.randrange(len(d.options))])
+            sim.play_out(random_moves(self.rng, horizon, stops))
         except RuleError:
             return -math.inf
         return relative_value(sim, decision.player)
+
+
+def random_moves(rng: random.Random, limit: int, stops: tuple | list = ()) -> Callable[[dict], int | None]:
+    """A `pick` for `Game.play_out`: uniformly random moves from `rng`, for at most `limit`
+    decisions, and none at a decision of one of the steps `stops`."""
+    left = limit
+
+    def pick(pending: dict) -> int | None:
+        nonlocal left
+        if left <= 0 or pending["step"] in stops:
+            return None
+        left -= 1
+        return rng.randrange(len(pending["options"]))
+    return pick
 
 
 def greedy_choice(game: Game, decision: Decision, rng: random.Random, width: int = 6) -> Any:

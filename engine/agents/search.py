@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from dsl.runtime import RuleError
-from engine.agents.basic import HeuristicAgent, greedy_choice
+from engine.agents.basic import HeuristicAgent, greedy_choice, random_moves
 from engine.agents.determinize import determinize
 from engine.agents.evaluation import outcome_value
 from engine.run import Decision, Game
@@ -94,14 +94,14 @@ class SearchAgent:
                 node = node.children[keys[i]]
                 sim.apply(d.options[i])
                 path.append((node, d.player))
-            steps = 0
-            while not sim.over and steps < self.depth:  # playout
-                d = sim.decision
-                if self.rollout == "heuristic":
+            if self.rollout == "heuristic":  # playout
+                steps = 0
+                while not sim.over and steps < self.depth:
+                    d = sim.decision
                     sim.apply(d.options[greedy_choice(sim, d, self.rng)])
-                else:
-                    sim.apply(d.options[self.rng.randrange(len(d.options))])
-                steps += 1
+                    steps += 1
+            else:
+                sim.play_out(random_moves(self.rng, self.depth))
             rewards: dict[str, float] = {}
             for child, mover in path:  # backup, each node for the player who chose it
                 if mover not in rewards:

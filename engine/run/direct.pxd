@@ -15,6 +15,7 @@ cdef class Runner:
     cdef public dict state, counts
     cdef public list _sched
     cdef public bint _ended
+    cdef public object pick, pick_error  # (`Game.play_out`)
     cdef public object silent  # (an object, so that rule code reads it as a member: direct.py)
     cdef dict __dict__
     cdef object __weakref__
@@ -83,6 +84,10 @@ cdef class _Choose(Item):
     cdef Item then, other
     cdef Offer offer
     cpdef object run(self, Runner m, dict v, Py_ssize_t depth, Py_ssize_t start, object x)
+    cpdef object taken(self, Runner m, dict v, Py_ssize_t depth, object option)
+
+# Who answers a decision at once (`Game.play_out`): a C call from a choice.
+cpdef Py_ssize_t answer(Runner m, Py_ssize_t n) except? -2
 
 # What a loop's items, a step's arguments and a choice's options are copied with: a C call.
 cpdef object kept(object v, object c, str what, object loc)

@@ -92,6 +92,12 @@ class Runner:
         # No log and no listener: rules may skip building account text. An attribute, since
         # rules ask it before every line they might build; `Game.on_log` keeps it up to date.
         self.silent = recorder.silent
+        # Who answers a decision without the game stopping (`Game.play_out`): None, or a
+        # function of the pending decision that returns the index of the option taken. The
+        # flow sets it back to None where it stops instead, with what `pick` raised, if
+        # anything, in `pick_error`.
+        self.pick = None
+        self.pick_error = None
 
 
 if not __file__.endswith(".py"):  # the compiled engine: rule code reads `c.hooks.silent` before each
@@ -521,7 +527,11 @@ class _Choose(Item):
             return [{"n": self.idx, "i": 0, "v": v}]
         offer: Offer = self.offer
         options = offer.offer(m, v)
-        if len(options) > 1:  # asked: the game stops here
+        if len(options) > 1:  # asked: the game stops here, unless `pick` answers at once
+            if m.pick is not None:
+                i = answer(m, len(options))
+                if i >= 0:
+                    return self.taken(m, v, depth, options[i])
             return [{"n": self.idx, "i": 0, "v": v}]
         branch: Item
         if not options or options[0] is None:  # nothing to choose from
@@ -533,6 +543,44 @@ class _Choose(Item):
         inner = dict(v)
         inner[self.var] = options[0]
         return branch.run(m, inner, depth, -1, None)
+
+    def taken(self, m: Runner, v: dict, depth, option: Any) -> Frames:
+        """What `Game.apply` does with the option `pick` answered, without the stop: the
+        decision is no longer pending, it is counted, a new stretch of the budget starts, and
+        its body runs (nothing runs for `none`). A silent game records no decision, so the
+        game is the one `apply` gives, but for the frames that nobody made."""
+        state = m.state
+        state["pending"] = None
+        state["seq"] += 1
+        meter: Meter = m.meter
+        meter.used = 0
+        branch: Item = self.then
+        if option is None or branch is None:
+            return None
+        inner = dict(v)
+        inner[self.var] = option
+        return branch.run(m, inner, depth, -1, None)
+
+
+def answer(m: Runner, n) -> int:
+    """The index of the option `m.pick` takes at the pending decision, of `n`; or -1 where
+    the game stops there: `pick` said None, or failed (what it raised is kept in
+    `m.pick_error`, and `Game.play_out` raises it once the game has stopped whole)."""
+    try:
+        i = m.pick(m.state["pending"])
+        if i is not None:
+            check_index(i, n)
+            return i
+    except Exception as e:
+        m.pick_error = e
+    m.pick = None
+    return -1
+
+
+def check_index(i: Any, n) -> None:
+    """Refuses an answer of `pick` that is not the index of one of `n` options."""
+    if type(i) is not int or not 0 <= i < n:
+        raise ValueError(f"`pick` answered {describe(i)}, not the index of one of the {n} options")
 
 
 class _Compiler:

@@ -22,6 +22,7 @@ from dsl.runtime import copy_value
 from engine.base.text import safe_text
 from engine.model import Model
 from engine.run.chance import MASK64, SEEDING, Chance
+from engine.run.direct import check_index
 from engine.run.log import Recorder, player_log
 from engine.run.machine import FlowMachine
 from engine.run.state import new_state, save_data, saved_state, state_hash
@@ -146,6 +147,40 @@ class Game(FlowMachine):
             self.run(body, v)
         else:  # (`run` written out: the compiled engine looks a method up by name, at every decision)
             self._direct.run(body, v)
+
+    def play_out(self, pick: Callable[[dict], int | None]) -> None:
+        """Play on, taking option number `pick(pending)` at each decision, until the game is
+        over or `pick` returns None (the game then waits at that decision, as after `apply`).
+
+        `pending` is the decision as the state holds it: `player`, `options`, `step`,
+        `secret`, `n` (and `prompt`, None in a silent game); `pick` reads it and changes
+        nothing. The game is the one that `apply` of the same options gives. In a silent game
+        (no log and no listener: a sweep's, a bot's copy) the flow does not even stop at the
+        decisions `pick` answers, which makes a game of random moves about a sixth cheaper
+        (docs/performance.md); `pick` must then leave the game alone (no `clone`, `save` or
+        `apply` of it: its flow is not written down until it stops). An answer that is not the
+        index of an option raises ValueError, and what `pick` raises is raised; either way
+        the game waits, whole, at that decision."""
+        direct = self.silent and not self.reference
+        self.pick_error = None
+        try:
+            while True:
+                p = self.state["pending"]
+                if p is None:
+                    return
+                i = pick(p)
+                if i is None:
+                    return
+                check_index(i, len(p["options"]))
+                if direct:
+                    self.pick = pick
+                self.apply(p["options"][i])
+                if direct and self.pick is None:  # the flow stopped where `pick` did not answer
+                    if self.pick_error is not None:
+                        raise self.pick_error
+                    return
+        finally:
+            self.pick = self.pick_error = None
 
     def view(self, player: str | None) -> dict:
         """The state as `player` may see it (None: a spectator who sees only public values)."""
