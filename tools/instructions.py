@@ -49,14 +49,21 @@ DIGEST_SET = [  # combo, player counts, games per count
 
 # ---- the work that is counted (run inside callgrind by `_count`) ----
 
-def play(combo: str, players: int, games: int) -> None:
-    """`games` random games (seeds 1..games), no log: what `daimyo bench` plays."""
+def play(combo: str, players: int, games: int, stepwise: bool = False) -> None:
+    """`games` random games (seeds 1..games), no log: what `daimyo bench` plays, played out
+    (`Game.play_out`), or with `stepwise` decision by decision (`Game.apply`, as `daimyo bench
+    --stepwise` and every count before session 30)."""
     from engine.model import load
     from engine.run.game import Game
     model = load(combo, {}, players)
     rng = random.Random(1)
+
+    def pick(pending: dict) -> int:
+        return rng.randrange(len(pending["options"]))
     for seed in range(1, games + 1):
         g = Game.new(model, players, seed, log=False)
+        if not stepwise:
+            g.play_out(pick)
         while not g.over:
             options = g.decision.options
             g.apply(options[rng.randrange(len(options))])
@@ -180,13 +187,17 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("combo")
         p.add_argument("--players", type=int, default=4)
         p.add_argument("--games", type=int, default=6, help="games counted, less the first (default 6: 5 counted)")
+        if name == "games":
+            p.add_argument("--stepwise", action="store_true",
+                           help="drive each game decision by decision through Game.apply, as `daimyo bench "
+                                "--stepwise` does (the counts before session 30), not Game.play_out")
     sub.add_parser("validate", help="instructions of one cold `daimyo validate rulesets/*`: with the results "
                                     "kept, and with every combo built")
     sub.add_parser("decisions", help="instructions the flow takes per trivial decision, asked in a step that runs "
                                      f"itself {', '.join(map(str, DEPTHS))} times")
     sub.add_parser("digests", help="seeded log digests of every bundled combo and player count (no valgrind)")
     inner = sub.add_parser("run")  # what runs inside callgrind (no help: not listed)
-    inner.add_argument("work", choices=("games", "sweep", "decisions"))  # (decisions: COMBO is the depth)
+    inner.add_argument("work", choices=("games", "stepwise", "sweep", "decisions"))  # (decisions: COMBO is the depth)
     inner.add_argument("combo")
     inner.add_argument("players", type=int)
     inner.add_argument("games", type=int)
@@ -197,8 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "run":
         if args.work == "decisions":
             decisions(int(args.combo), args.games)
+        elif args.work == "sweep":
+            sweep(args.combo, args.players, args.games)
         else:
-            (play if args.work == "games" else sweep)(args.combo, args.players, args.games)
+            play(args.combo, args.players, args.games, stepwise=args.work == "stepwise")
         return 0
     if shutil.which("valgrind") is None:
         print("valgrind is needed to count instructions (Debian: apt-get install valgrind)", file=sys.stderr)
@@ -227,10 +240,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.games < 2:
         parser.error("--games must be at least 2 (the first game is the baseline)")
-    n = per_unit(["run", args.what, args.combo, str(args.players), "1"],
-                 ["run", args.what, args.combo, str(args.players), str(args.games)], args.games - 1)
+    work = "stepwise" if getattr(args, "stepwise", False) else args.what
+    n = per_unit(["run", work, args.combo, str(args.players), "1"],
+                 ["run", work, args.combo, str(args.players), str(args.games)], args.games - 1)
     print(f"{args.combo} ({args.players} players): {n / 1e6:.1f}M instructions per "
-          f"{'game' if args.what == 'games' else 'sweep game'} (games 2-{args.games})")
+          f"{'game' if args.what == 'games' else 'sweep game'} (games 2-{args.games}"
+          f"{', decision by decision' if work == 'stepwise' else ''})")
     return 0
 
 
