@@ -15,6 +15,10 @@ cdef class Meter:
 # which the flow (engine/run/direct.pxd) and store_value call without a Python call.
 cpdef bint scalars(object items)
 
+# The rows of a list of pairs (a choice's options, `store_value`): a loop in C.
+@cython.locals(w=Py_ssize_t, n=Py_ssize_t)
+cpdef Py_ssize_t _row_width(list v) except? -2
+
 cdef class Ctx:
     cdef public object depth, ent, g, hooks, meter, model, state, vars
 

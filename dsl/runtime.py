@@ -8,7 +8,6 @@ the step budget. Nothing else is reachable from rule code.
 from __future__ import annotations
 
 import time
-from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -138,7 +137,6 @@ def writable(c: Ctx, x: Any, what: str) -> None:
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = frozenset({str, int, bool, type(None)})  # scalars that need no check
-_ROWS = frozenset({list, str})  # what a list of rows holds (`store_value`): rows and texts
 _WHOLE = itemgetter(slice(None))  # x[:]: a copy of a list, a text itself
 
 
@@ -158,6 +156,25 @@ def scalars(items: Any) -> bool:
         if t is not str and t is not int and t is not bool and x is not None:
             return False
     return True
+
+
+def _row_width(v: list) -> int:
+    """The length of the longest item of `v` if every item is a row (a list of `_PLAIN`
+    scalars, or a text), else -1. Compiled, a loop in C: each row's type by identity and its
+    items by `scalars` (the sets and iterators of `map` cost a third of a Samurai Swords
+    choice's copy of its pairs, docs/performance.md, session 30)."""
+    w = 0
+    for row in v:
+        t = type(row)
+        if t is list:
+            if not scalars(row):
+                return -1
+        elif t is not str:
+            return -1
+        n = len(row)
+        if n > w:
+            w = n
+    return w
 
 
 def weigh(c: Ctx | None, v: Any) -> int:
@@ -200,12 +217,15 @@ def finite(v: Any, what: str = "the game state") -> Any:
     return v
 
 
-def store_value(v: Any, c: Ctx | None = None, what: str = "the game state") -> Any:
+def store_value(v: Any, c: Ctx | None = None, what: str = "the game state", rows: bool = True) -> Any:
     """A copy of a value a rule puts into the state: plain data only (no function), at most
     MAX_STATE_ITEMS values in all, counting every shared list once per place it appears (a list
     holding the same big list twice becomes two copies in the state), and nested at most
     MAX_VALUE_DEPTH levels deep (so that a save or log line holding it can be read back). With
-    `c`, the copy is work for the budget: one step per value copied, past FREE_WALK."""
+    `c`, the copy is work for the budget: one step per value copied, past FREE_WALK.
+    Without `rows`, a list of rows (lists of plain scalars, and texts) is checked and charged
+    as its copy is, but holds the rows themselves: for a choice's options that a bot answers
+    at once, of which the flow copies only the one taken (engine/run/direct.py `_Choose`)."""
     t = type(v)
     if t in _PLAIN:  # the common cases first, without the walk below: a plain scalar,
         return v
@@ -219,11 +239,10 @@ def store_value(v: Any, c: Ctx | None = None, what: str = "the game state") -> A
             # copied without a bytecode per item: the loop below cost 5% of a game that offers
             # pairs at most of its decisions. (A text's characters are walked as its items:
             # texts of under 1,000 only.)
-            if (_ROWS.issuperset(map(type, v)) and (w := max(map(len, v), default=0)) < 1_000
-                    and _PLAIN.issuperset(map(type, chain.from_iterable(v)))):
+            if 0 <= (w := _row_width(v)) < 1_000:
                 if (n := n * (w + 1)) > FREE_WALK and c is not None:  # (at most: each row and its items)
                     c.charge(n)
-                return list(map(_WHOLE, v))
+                return list(map(_WHOLE, v)) if rows else v[:]
             out = []
             for x in v:
                 tx = type(x)

@@ -197,3 +197,41 @@ triggers:
     b = Game.new(model, 2, 1, log=False)
     _stepwise(b, _random_pick(7))
     assert a.over and a.state["seq"] > 5 and a.state_hash() == b.state_hash()
+
+
+def test_the_option_taken_is_a_copy_even_where_the_others_are_not(tmp_path: Path) -> None:
+    """Options that are rows (pairs and the like) are checked and charged but not copied when
+    `pick` answers at once: the row taken is copied, so that changing it changes nothing else,
+    as after `apply`."""
+    from tests.test_direct import _package
+    combo = _package(tmp_path, """
+globals: {opts: [[1, 2], [3, 4], [5, 6]], seen: []}
+steps:
+  pick_row:
+    flow:
+      - choose: d
+        player: '"P1"'
+        from: "opts"
+        then:
+          - do: |
+              push(d, 9)
+              seen = seen + [len(opts[0]) + len(opts[1]) + len(opts[2])]
+triggers:
+  rows:
+    "on": before_take_turn
+    do: run(pick_row)
+""")
+    model = load(combo, players=2)
+    a = Game.new(model, 2, 1, log=False)
+    a.play_out(_random_pick(3))
+    b = Game.new(model, 2, 1, log=False)
+    _stepwise(b, _random_pick(3))
+    assert a.over and a.state_hash() == b.state_hash()
+    assert set(a.state["globals"]["seen"]) == {6} and a.state["globals"]["opts"] == [[1, 2], [3, 4], [5, 6]]
+    for stop in (3, 4):  # and where `pick` stops at such a choice, the options wait whole
+        a = Game.new(model, 2, 1, log=False)
+        a.play_out(_stopping_pick(stop, []))
+        b = Game.new(model, 2, 1, log=False)
+        _stepwise(b, _random_pick(stop), limit=stop - 1)
+        assert a.state_hash() == b.state_hash()
+        assert all(o is not r for o in a.decision.options for r in a.state["globals"]["opts"])

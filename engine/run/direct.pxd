@@ -90,4 +90,4 @@ cdef class _Choose(Item):
 cpdef Py_ssize_t answer(Runner m, Py_ssize_t n) except? -2
 
 # What a loop's items, a step's arguments and a choice's options are copied with: a C call.
-cpdef object kept(object v, object c, str what, object loc)
+cpdef object kept(object v, object c, str what, object loc, bint rows=*)

@@ -187,13 +187,14 @@ class Direct:
                 raise_located(e)
 
 
-def kept(v: Any, c: Any, what: str, loc: Any) -> Any:
+def kept(v: Any, c: Any, what: str, loc: Any, rows=True) -> Any:
     """`store_value` of what the flow copies (a step's arguments, a loop's items, a choice's
-    options), its copy charged: a failure is located at the flow item (no rule is running)."""
+    options), its copy charged: a failure is located at the flow item (no rule is running).
+    (`rows`: see `store_value`.)"""
     if type(v) is list and len(v) <= FREE_WALK and scalars(v):
         return v[:]  # a short list of scalars, the common case: what `store_value` gives, uncharged
     try:
-        return store_value(v, c, what)
+        return store_value(v, c, what, rows)
     except RuleError as e:
         if not e.loc.line:
             e.loc = loc
@@ -242,7 +243,9 @@ class Offer:
                 options = list(options)
             if not isinstance(options, list):
                 raise RuleError(f"the options of `{self.var}` must be a list, got {describe(options)}", self.loc)
-            options = kept(options, c, "a choice's options", self.loc)
+            # Answered at once (`pick`), they are never kept: only the one taken is copied
+            # (`_Choose.taken`), or all of them where the game stops after all (`answer`).
+            options = kept(options, c, "a choice's options", self.loc, m.pick is None or len(options) < 2)
         if self.optional:
             options.append(None)
         if not options or (len(options) == 1 and options[0] is None):
@@ -557,6 +560,8 @@ class _Choose(Item):
         branch: Item = self.then
         if option is None or branch is None:
             return None
+        if type(option) is list:  # a row of the options, which `Offer.offer` did not copy
+            option = option[:]
         inner = dict(v)
         inner[self.var] = option
         return branch.run(m, inner, depth, -1, None)
@@ -566,14 +571,16 @@ def answer(m: Runner, n) -> int:
     """The index of the option `m.pick` takes at the pending decision, of `n`; or -1 where
     the game stops there: `pick` said None, or failed (what it raised is kept in
     `m.pick_error`, and `Game.play_out` raises it once the game has stopped whole)."""
+    pending: dict = m.state["pending"]
     try:
-        i = m.pick(m.state["pending"])
+        i = m.pick(pending)
         if i is not None:
             check_index(i, n)
             return i
     except Exception as e:
         m.pick_error = e
     m.pick = None
+    pending["options"] = [x[:] if type(x) is list else x for x in pending["options"]]  # kept whole, as it waits
     return -1
 
 
