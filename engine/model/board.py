@@ -22,6 +22,7 @@ Codes (documented in docs/diagnostics.md):
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -266,7 +267,10 @@ class _Builder:
         self.read_layout()
         islands = self.read_islands()
 
-        spaces = tuple(sorted(self.known))
+        # Ids interned, as the state's are (engine/model/checks.py `interned`): a rule looks a
+        # neighbour up in the state's entities, which finds an interned key at once.
+        intern = sys.intern
+        spaces = tuple(sorted(intern(s) for s in self.known))
         # Links are undirected: every pair is entered in both directions below, so adjacency is
         # symmetric by construction and needs no separate check.
         neighbors_by_kind: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -274,6 +278,7 @@ class _Builder:
         for kind, pairs in by_kind.items():
             table: dict[str, set[str]] = {s: set() for s in spaces}
             for a, b in pairs:
+                a, b = intern(a), intern(b)
                 table[a].add(b)
                 table[b].add(a)
                 union[a].add(b)
@@ -288,11 +293,11 @@ class _Builder:
             spaces=spaces,
             index={s: i for i, s in enumerate(spaces)},
             attrs={s: self.attrs[s] for s in spaces},
-            region_of={s: region_of.get(s, "") for s in spaces},
-            regions=regions,
+            region_of={s: intern(region_of.get(s, "")) for s in spaces},
+            regions={intern(r): tuple(intern(m) for m in ms) for r, ms in regions.items()},
             neighbors=neighbors,
             neighbors_by_kind=neighbors_by_kind,
-            sets=sets,
+            sets={k: frozenset(intern(m) for m in ms) for k, ms in sets.items()},
             layout={s: self.layout[s] for s in spaces if s in self.layout},
             space_kind=self.kind,
             region_info=region_info,

@@ -21,7 +21,7 @@ from engine.loading.layering import Resolved, copy_map, resolve
 from engine.loading.package import Combo, resolve_combo
 from engine.loading.yamlio import LocDict, loc_of
 from engine.model.board import Board, build_board
-from engine.model.checks import run_checks
+from engine.model.checks import interned, run_checks
 from engine.model.flow import FlowCompiler, Node
 from engine.model.modifiers import layers_of
 from engine.model.procedures import announced, procedure_body
@@ -113,10 +113,11 @@ def _compile(combo: Combo, res: Resolved, diags: Diagnostics) -> Model | None:
                           hint="every entity id names one thing; rename one of them")
                 continue
             kind_of[iid] = k.name
-            # (ids and attribute names interned, as in the state: see engine/model/checks.py `interned`)
-            s = {(sys.intern(a) if type(a) is str else a): x for a, x in attrs.items()} \
+            # (ids, attribute names and texts interned, as in the state: see engine/model/checks.py
+            # `interned`; a static text is often an id or a key a rule looks up)
+            s = {(sys.intern(a) if type(a) is str else a): interned(copy_value(x)) for a, x in attrs.items()} \
                 if isinstance(attrs, dict) else {}
-            s["kind"] = k.name
+            s["kind"] = sys.intern(k.name)
             if board is not None and iid in board.region_of:
                 s["region"] = board.region_of[iid]
             static[sys.intern(iid)] = s

@@ -7,6 +7,7 @@ and modifiers, and how the game is scored.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,16 @@ class Kind(Record):
         self.fields = {} if fields is None else fields  # field -> initial value
         self.visible = {} if visible is None else visible  # field -> all | owner | none
         self.items = {} if items is None else items
+
+
+def _intern_keys(table: dict) -> None:
+    """Interns the names a table is keyed by, in place and in order: rule code looks them up by
+    names Python interned when it compiled them (`c.model.collections['provinces']`), which
+    finds an interned key at once and compares any other text character by character."""
+    if any(type(k) is str and k is not sys.intern(k) for k in table):
+        keyed = {(sys.intern(k) if type(k) is str else k): v for k, v in table.items()}
+        table.clear()
+        table.update(keyed)
 
 
 class Model(Record):
@@ -88,6 +99,8 @@ class Model(Record):
         # that a model and what is derived from it live and die together.
         self.derived = {} if derived is None else derived
         self._fingerprint = _fingerprint
+        for table in (collections, functions, procedures, modifiers, steps):
+            _intern_keys(table)
 
     @property
     def name(self) -> str:
