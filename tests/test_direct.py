@@ -41,6 +41,30 @@ def test_bundled_games_give_the_same_log_on_both_machines(combo: str, players: i
         assert json.loads(direct[-1])["t"] == "end"  # whole games, to the end
 
 
+# A step that runs itself twice SPILL levels deep before its choice (tests/test_play_out.py too).
+DEEP_FLOW = f"""
+globals: {{depth: 0, picked: 0}}
+steps:
+  dive:
+    flow:
+      - do: "depth += 1"
+      - if: "depth < {SPILL * 2}"
+        then: [dive]
+      - choose: k
+        player: '"P1"'
+        from: "[1, 2]"
+        then:
+          - do: "picked += k"
+  forever:
+    flow: [forever]
+triggers:
+  go:
+    "on": before_take_turn
+    when: "depth == 0"
+    do: run(dive)
+"""
+
+
 def _package(tmp: Path, rules: str) -> str:
     (tmp / "ruleset.yaml").write_text(MANIFEST, encoding="utf-8")
     (tmp / "rules.yaml").write_text(rules, encoding="utf-8")
@@ -236,27 +260,7 @@ triggers:
 
 
 def test_deep_flows_are_handed_to_frames_and_the_depth_limit_is_reported_the_same(tmp_path: Path) -> None:
-    combo = _package(tmp_path, f"""
-globals: {{depth: 0, picked: 0}}
-steps:
-  dive:
-    flow:
-      - do: "depth += 1"
-      - if: "depth < {SPILL * 2}"
-        then: [dive]
-      - choose: k
-        player: '"P1"'
-        from: "[1, 2]"
-        then:
-          - do: "picked += k"
-  forever:
-    flow: [forever]
-triggers:
-  go:
-    "on": before_take_turn
-    when: "depth == 0"
-    do: run(dive)
-""")
+    combo = _package(tmp_path, DEEP_FLOW)
     model = load(combo, players=2)
     g = Game.new(model, 2, 1)
     assert len(g.state["flow"]) > SPILL * 2  # the innermost `dive` asks first

@@ -32,6 +32,19 @@ def _stepwise(g: Game, pick: Callable[[dict], int | None], limit: int | None = N
         g.apply(g.decision.options[i])
 
 
+def _driven(model: object, players: int, seed: int, pick_seed: int, limit: int | None = None) -> Game:
+    """The game of `seed` driven through `apply` with `_random_pick(pick_seed)`'s moves."""
+    g = Game.new(model, players, seed, log=False)
+    _stepwise(g, _random_pick(pick_seed), limit)
+    return g
+
+
+def _played_out(model: object, players: int, seed: int, pick_seed: int) -> Game:
+    g = Game.new(model, players, seed, log=False)
+    g.play_out(_random_pick(pick_seed))
+    return g
+
+
 def _random_pick(seed: int, asked: list | None = None) -> Callable[[dict], int]:
     rng = random.Random(seed)
 
@@ -76,8 +89,7 @@ def test_a_game_played_out_stops_whole_where_pick_gives_no_answer(combo: str, pl
         asked: list = []
         a = Game.new(model, players, 5, log=False)
         a.play_out(_stopping_pick(stop, asked))
-        b = Game.new(model, players, 5, log=False)
-        _stepwise(b, _random_pick(stop), limit=stop - 1)
+        b = _driven(model, players, 5, stop, limit=stop - 1)
         assert asked == list(range(1, stop + 1))  # the decision it declined was asked once
         assert a.decision.number == b.decision.number == stop
         assert a.state_hash() == b.state_hash() and a.counts == b.counts
@@ -99,8 +111,7 @@ def test_a_logged_game_played_out_keeps_the_log_apply_writes() -> None:
 
 def test_a_game_played_out_on_the_reference_machine_is_the_same_game() -> None:
     model = load("samurai-swords", players=4)
-    a = Game.new(model, 4, 2, log=False)
-    a.play_out(_random_pick(2))
+    a = _played_out(model, 4, 2, 2)
     b = Game.new(model, 4, 2, log=False, defer=True)
     b.reference = True
     b.run()
@@ -118,8 +129,7 @@ def test_an_answer_that_is_not_an_option_is_refused_and_the_game_waits_whole(ans
     a = Game.new(model, 4, 3, log=False)
     with pytest.raises(ValueError, match="not the index of one of the"):
         a.play_out(pick)
-    b = Game.new(model, 4, 3, log=False)
-    _stepwise(b, _random_pick(3), limit=39)
+    b = _driven(model, 4, 3, 3, limit=39)
     assert a.decision.number == 40 and a.state_hash() == b.state_hash()
     assert a.pick is None and a.pick_error is None
     a.apply(a.decision.options[0])  # the game goes on
@@ -140,8 +150,7 @@ def test_what_pick_raises_is_raised_and_the_game_waits_whole(at: int) -> None:
     a = Game.new(model, 3, 4, log=False)
     with pytest.raises(RuntimeError, match="the bot broke"):
         a.play_out(pick)
-    b = Game.new(model, 3, 4, log=False)
-    _stepwise(b, _random_pick(4), limit=at - 1)
+    b = _driven(model, 3, 4, 4, limit=at - 1)
     assert a.decision.number == at and a.state_hash() == b.state_hash()
     a.play_out(_random_pick(5))
     b.play_out(_random_pick(5))
@@ -151,31 +160,9 @@ def test_what_pick_raises_is_raised_and_the_game_waits_whole(at: int) -> None:
 def test_a_flow_deeper_than_the_spill_is_played_out_alike(tmp_path: Path) -> None:
     """Past `SPILL` levels the flow runs frame by frame (the reference machine's way), which
     stops at every decision: `play_out` asks `pick` there and goes on."""
-    from tests.test_direct import _package
-    combo = _package(tmp_path, f"""
-globals: {{depth: 0, picked: 0}}
-steps:
-  dive:
-    flow:
-      - do: "depth += 1"
-      - if: "depth < {SPILL * 2}"
-        then: [dive]
-      - choose: k
-        player: '"P1"'
-        from: "[1, 2]"
-        then:
-          - do: "picked += k"
-triggers:
-  go:
-    "on": before_take_turn
-    when: "depth == 0"
-    do: run(dive)
-""")
-    model = load(combo, players=2)
-    a = Game.new(model, 2, 1, log=False)
-    a.play_out(_random_pick(6))
-    b = Game.new(model, 2, 1, log=False)
-    _stepwise(b, _random_pick(6))
+    from tests.test_direct import DEEP_FLOW, _package
+    model = load(_package(tmp_path, DEEP_FLOW), players=2)
+    a, b = _played_out(model, 2, 1, 6), _driven(model, 2, 1, 6)
     assert a.over and a.state["seq"] >= SPILL * 2 and a.state_hash() == b.state_hash()
 
 
@@ -192,10 +179,7 @@ triggers:
           turn += count(range(100000), where=x => x < 0)
 """)
     model = load(combo, players=2)
-    a = Game.new(model, 2, 1, log=False)
-    a.play_out(_random_pick(7))
-    b = Game.new(model, 2, 1, log=False)
-    _stepwise(b, _random_pick(7))
+    a, b = _played_out(model, 2, 1, 7), _driven(model, 2, 1, 7)
     assert a.over and a.state["seq"] > 5 and a.state_hash() == b.state_hash()
 
 
@@ -222,16 +206,12 @@ triggers:
     do: run(pick_row)
 """)
     model = load(combo, players=2)
-    a = Game.new(model, 2, 1, log=False)
-    a.play_out(_random_pick(3))
-    b = Game.new(model, 2, 1, log=False)
-    _stepwise(b, _random_pick(3))
+    a, b = _played_out(model, 2, 1, 3), _driven(model, 2, 1, 3)
     assert a.over and a.state_hash() == b.state_hash()
     assert set(a.state["globals"]["seen"]) == {6} and a.state["globals"]["opts"] == [[1, 2], [3, 4], [5, 6]]
     for stop in (3, 4):  # and where `pick` stops at such a choice, the options wait whole
         a = Game.new(model, 2, 1, log=False)
         a.play_out(_stopping_pick(stop, []))
-        b = Game.new(model, 2, 1, log=False)
-        _stepwise(b, _random_pick(stop), limit=stop - 1)
+        b = _driven(model, 2, 1, stop, limit=stop - 1)
         assert a.state_hash() == b.state_hash()
         assert all(o is not r for o in a.decision.options for r in a.state["globals"]["opts"])
