@@ -215,3 +215,34 @@ triggers:
         b = _driven(model, 2, 1, stop, limit=stop - 1)
         assert a.state_hash() == b.state_hash()
         assert all(o is not r for o in a.decision.options for r in a.state["globals"]["opts"])
+
+
+def test_rows_offered_past_the_spill_are_kept_whole(tmp_path: Path) -> None:
+    """Past `SPILL` levels a choice is offered by the reference machine, which stops: its rows
+    are copied as `apply` needs them, though `pick` is playing the game out."""
+    from tests.test_direct import _package
+    combo = _package(tmp_path, f"""
+globals: {{depth: 0, opts: [[1, 2], [3, 4]], seen: []}}
+steps:
+  dive:
+    flow:
+      - do: "depth += 1"
+      - if: "depth < {SPILL * 2}"
+        then: [dive]
+      - choose: d
+        player: '"P1"'
+        from: "opts"
+        then:
+          - do: |
+              push(d, 9)
+              seen = seen + [len(opts[0]) + len(opts[1])]
+triggers:
+  go:
+    "on": before_take_turn
+    when: "depth == 0"
+    do: run(dive)
+""")
+    model = load(combo, players=2)
+    a, b = _played_out(model, 2, 1, 5), _driven(model, 2, 1, 5)
+    assert a.over and a.state_hash() == b.state_hash()
+    assert set(a.state["globals"]["seen"]) == {4} and a.state["globals"]["opts"] == [[1, 2], [3, 4]]

@@ -31,7 +31,7 @@ cdef class Offer:
     cdef object player_fn, var, loc, player_var, label, secret, prompt_fn
     cdef bint optional
     cdef Rule fn
-    cpdef list offer(self, Runner m, dict v)
+    cpdef list offer(self, Runner m, dict v, bint answered=*)
 
 cdef class Item:
     cdef Py_ssize_t idx

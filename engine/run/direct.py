@@ -231,7 +231,7 @@ class Offer:
         self.player_var = getattr(node.player, "var", None)
         self.label, self.secret, self.prompt_fn = node.label, node.secret, node.prompt
 
-    def offer(self, m: Runner, v: dict) -> list:
+    def offer(self, m: Runner, v: dict, answered=False) -> list:
         c: Ctx = m._c  # (`_ctx`, without a call)
         c.vars = v
         fn: Rule = self.fn
@@ -243,9 +243,9 @@ class Offer:
                 options = list(options)
             if not isinstance(options, list):
                 raise RuleError(f"the options of `{self.var}` must be a list, got {describe(options)}", self.loc)
-            # Answered at once (`pick`), they are never kept: only the one taken is copied
-            # (`_Choose.taken`), or all of them where the game stops after all (`answer`).
-            options = kept(options, c, "a choice's options", self.loc, m.pick is None or len(options) < 2)
+            # To be `answered` at once (`pick`), they are never kept: only the one taken is
+            # copied (`_Choose.taken`), or all of them where the game stops after all (`answer`).
+            options = kept(options, c, "a choice's options", self.loc, not answered or len(options) < 2)
         if self.optional:
             options.append(None)
         if not options or (len(options) == 1 and options[0] is None):
@@ -529,7 +529,7 @@ class _Choose(Item):
         if depth > SPILL:
             return [{"n": self.idx, "i": 0, "v": v}]
         offer: Offer = self.offer
-        options = offer.offer(m, v)
+        options = offer.offer(m, v, m.pick is not None)
         if len(options) > 1:  # asked: the game stops here, unless `pick` answers at once
             if m.pick is not None:
                 i = answer(m, len(options))
