@@ -183,66 +183,50 @@ triggers:
     assert a.over and a.state["seq"] > 5 and a.state_hash() == b.state_hash()
 
 
-def test_the_option_taken_is_a_copy_even_where_the_others_are_not(tmp_path: Path) -> None:
-    """Options that are rows (pairs and the like) are checked and charged but not copied when
-    `pick` answers at once: the row taken is copied, so that changing it changes nothing else,
-    as after `apply`."""
-    from tests.test_direct import _package
-    combo = _package(tmp_path, """
-globals: {opts: [[1, 2], [3, 4], [5, 6]], seen: []}
-steps:
-  pick_row:
-    flow:
-      - choose: d
+ROWS_CHOICE = """      - choose: d
         player: '"P1"'
         from: "opts"
         then:
           - do: |
               push(d, 9)
-              seen = seen + [len(opts[0]) + len(opts[1]) + len(opts[2])]
-triggers:
+              seen = seen + [sum([len(r) for r in opts])]
+"""
+
+
+def _rows_package(deep: bool) -> str:
+    """A choice among rows, offered every turn by a step of its own, or (`deep`) once, at the
+    bottom of a step that runs itself past the spill."""
+    dive = f'''      - do: "depth += 1"
+      - if: "depth < {SPILL * 2}"
+        then: [pick_row]
+''' if deep else ""
+    when = '\n    when: "depth == 0"' if deep else ""
+    return f"""globals: {{depth: 0, opts: [[1, 2], [3, 4], [5, 6]], seen: []}}
+steps:
+  pick_row:
+    flow:
+{dive}{ROWS_CHOICE}triggers:
   rows:
-    "on": before_take_turn
+    "on": before_take_turn{when}
     do: run(pick_row)
-""")
-    model = load(combo, players=2)
+"""
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_the_option_taken_is_a_copy_even_where_the_others_are_not(tmp_path: Path, deep: bool) -> None:
+    """Options that are rows (pairs and the like) are checked and charged but not copied when
+    `pick` answers at once: the row taken is copied, so that changing it changes nothing else,
+    as after `apply`. Past `SPILL` levels (`deep`) the choice is offered by the reference
+    machine, which stops: there its rows are copied as `apply` needs them, though `pick` is
+    playing the game out."""
+    from tests.test_direct import _package
+    model = load(_package(tmp_path, _rows_package(deep)), players=2)
     a, b = _played_out(model, 2, 1, 3), _driven(model, 2, 1, 3)
     assert a.over and a.state_hash() == b.state_hash()
     assert set(a.state["globals"]["seen"]) == {6} and a.state["globals"]["opts"] == [[1, 2], [3, 4], [5, 6]]
-    for stop in (3, 4):  # and where `pick` stops at such a choice, the options wait whole
+    for stop in () if deep else (3, 4):  # and where `pick` stops at such a choice, the options wait whole
         a = Game.new(model, 2, 1, log=False)
         a.play_out(_stopping_pick(stop, []))
         b = _driven(model, 2, 1, stop, limit=stop - 1)
         assert a.state_hash() == b.state_hash()
         assert all(o is not r for o in a.decision.options for r in a.state["globals"]["opts"])
-
-
-def test_rows_offered_past_the_spill_are_kept_whole(tmp_path: Path) -> None:
-    """Past `SPILL` levels a choice is offered by the reference machine, which stops: its rows
-    are copied as `apply` needs them, though `pick` is playing the game out."""
-    from tests.test_direct import _package
-    combo = _package(tmp_path, f"""
-globals: {{depth: 0, opts: [[1, 2], [3, 4]], seen: []}}
-steps:
-  dive:
-    flow:
-      - do: "depth += 1"
-      - if: "depth < {SPILL * 2}"
-        then: [dive]
-      - choose: d
-        player: '"P1"'
-        from: "opts"
-        then:
-          - do: |
-              push(d, 9)
-              seen = seen + [len(opts[0]) + len(opts[1])]
-triggers:
-  go:
-    "on": before_take_turn
-    when: "depth == 0"
-    do: run(dive)
-""")
-    model = load(combo, players=2)
-    a, b = _played_out(model, 2, 1, 5), _driven(model, 2, 1, 5)
-    assert a.over and a.state_hash() == b.state_hash()
-    assert set(a.state["globals"]["seen"]) == {4} and a.state["globals"]["opts"] == [[1, 2], [3, 4]]
