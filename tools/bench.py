@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import engine
+from engine.agents.basic import RandomAgent
 from engine.base.console import EPILOG, add_format_option, parse_options, rate_text
 from engine.base.diagnostics import Diagnostics
 from engine.base.diskcache import cache_folder
@@ -150,11 +151,7 @@ def _play_rate(model: Model, players: int, seconds: float, stepwise: bool = Fals
     """Random games for `seconds`: played out with `Game.play_out`, as a sweep of random bots
     and the bots' random playouts are; with `stepwise`, decision by decision through
     `Game.apply`, as a front end drives a game. Both play the same games."""
-    rng = random.Random(1)
-
-    def pick(pending: dict) -> int:
-        return rng.randrange(len(pending["options"]))
-
+    bot = RandomAgent(1)  # (its generator is random.Random(1): the same moves either way)
     games = decisions = 0
     t0 = time.perf_counter()
     seed = 0
@@ -164,9 +161,9 @@ def _play_rate(model: Model, players: int, seconds: float, stepwise: bool = Fals
         if stepwise:
             while not g.over:
                 d = g.decision
-                g.apply(d.options[rng.randrange(len(d.options))])
+                g.apply(d.options[bot.choose(g, d)])
         else:
-            g.play_out(pick)
+            g.play_out(bot.pick)
         decisions += g.state["seq"]
         games += 1
     dt = time.perf_counter() - t0

@@ -53,20 +53,18 @@ def play(combo: str, players: int, games: int, stepwise: bool = False) -> None:
     """`games` random games (seeds 1..games), no log: what `daimyo bench` plays, played out
     (`Game.play_out`), or with `stepwise` decision by decision (`Game.apply`, as `daimyo bench
     --stepwise` and every count before session 30)."""
+    from engine.agents.basic import RandomAgent
     from engine.model import load
     from engine.run.game import Game
     model = load(combo, {}, players)
-    rng = random.Random(1)
-
-    def pick(pending: dict) -> int:
-        return rng.randrange(len(pending["options"]))
+    bot = RandomAgent(1)  # (random.Random(1), as the bench's)
     for seed in range(1, games + 1):
         g = Game.new(model, players, seed, log=False)
         if not stepwise:
-            g.play_out(pick)
+            g.play_out(bot.pick)
         while not g.over:
-            options = g.decision.options
-            g.apply(options[rng.randrange(len(options))])
+            d = g.decision
+            g.apply(d.options[bot.choose(g, d)])
 
 
 def sweep(combo: str, players: int, games: int) -> None:
