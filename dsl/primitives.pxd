@@ -6,6 +6,7 @@
 # compares the draws). The samplers are called from the draws without a Python call.
 cimport cython
 
+@cython.locals(q=cython.double, pk=cython.double)
 cpdef _binomial(c, rng, n, p)
 
 cpdef _hypergeometric(c, rng, total, good, draws)
@@ -16,3 +17,7 @@ cdef long long _binomial_walk(double u, double pk, double n, double ratio) excep
 @cython.locals(cum=cython.double)
 cdef long long _hypergeometric_walk(double u, double pk, long long k, long long hi, long long good,
                                     long long draws, long long bad) except -1
+
+# `pool_drop`'s draw as a C type: one object per drop where two closures were (a third of a drop).
+cdef class _PoolDraw:
+    cdef object c, container, cubes, fresh_p, stuck_p, limit

@@ -743,8 +743,24 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise RuleError(f"pool_drop() needs a whole number of 0 or more as `limit`, got {describe(limit)}")
 
-    def draw(rng: Any) -> dict:
-        pool = container[0]
+    drop = _PoolDraw(c, container, cubes, fresh_p, stuck_p, limit)
+    return c.hooks.chance(c, "drop", drop, drop.forced)
+
+
+class _PoolDraw:
+    """`pool_drop`'s draw (called with the generator) and its forced outcome (`forced`), as one
+    object: the compiled engine makes it a C type (primitives.pxd), where two closures cost a
+    third of a drop (docs/performance.md, session 31)."""
+
+    __slots__ = ("c", "container", "cubes", "fresh_p", "limit", "stuck_p")
+
+    def __init__(self, c: Ctx, container: list, cubes: Any, fresh_p: Any, stuck_p: Any, limit: Any) -> None:
+        self.c, self.container, self.cubes = c, container, cubes
+        self.fresh_p, self.stuck_p, self.limit = fresh_p, stuck_p, limit
+
+    def __call__(self, rng: Any) -> dict:
+        c, cubes, fresh_p, stuck_p, limit = self.c, self.cubes, self.fresh_p, self.stuck_p, self.limit
+        pool = self.container[0]
         out: dict = {}
         for colour in sorted(pool):
             n = _binomial(c, rng, pool[colour], stuck_p)
@@ -767,7 +783,9 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
             if n - through:
                 pool[colour] = pool.get(colour, 0) + n - through  # stayed, or jammed at the entry
         return {k: v for k, v in sorted(out.items()) if v}
-    return c.hooks.chance(c, "drop", draw, forced_apply=lambda out: _force_drop(container, cubes, out))
+
+    def forced(self, out: dict) -> dict:
+        return _force_drop(self.container, self.cubes, out)
 
 
 def _binomial(c: Ctx, rng: Any, n: int, p: float) -> int:
@@ -782,7 +800,7 @@ def _binomial(c: Ctx, rng: Any, n: int, p: float) -> int:
     if n > 32:
         c.charge(n)  # past the work budget this raises: below, `n` is a whole number as a float
     q = 1.0 - p
-    pk = q ** n  # P(0 successes)
+    pk = q ** float(n)  # P(0 successes): as `q ** n` (a float holds `n` exactly), a C double compiled
     if pk < 1e-300:  # so many trials that the walk would underflow: count them one by one
         k = 0
         for _ in range(n):
