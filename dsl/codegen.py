@@ -320,6 +320,7 @@ BASE_NAMESPACE: dict[str, Any] = {
     "_MISS": Exception,  # the plain form off its common case, or failing: the checked form decides (`_plain_form`)
     "_miss": _miss,
     "_KeyError": KeyError,  # (a variable its caller did not set: `Unit.build`)
+    "_ValueError": ValueError,  # (`remove` of an item the list does not hold: compiler `_remove_stmt`)
     # for `count`, `filter`, `any`, `all` with their test written in place (compiler `_verdict_form`)
     "_seq": _seq, "_any": any, "_all": all,
     **{f"P_{name}": prim.fn for name, prim in PRIMITIVES.items()},

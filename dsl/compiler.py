@@ -730,7 +730,9 @@ class Compiler:
         """`remove(xs, item)` as a statement, written out for its common case: a list that is not
         a constant and holds the item, a plain scalar; charged the list's length, as the
         primitive charges it before it removes. Anything else goes to the primitive, which checks
-        in the same order and fails with its own error. None: not this form."""
+        in the same order and fails with its own error: an item the list does not hold too, with
+        the charge given back first (so the list is walked once where it holds the item, not
+        asked first whether it does). None: not this form."""
         if not (isinstance(call, Tree) and call.data == "call" and str(call.children[0]) == "remove"):
             return None
         raw = call.children[1:]
@@ -744,8 +746,10 @@ class Compiler:
         d, x, m = u.temp(), u.temp(), u.temp()
         found, unfrozen = self._unfrozen(xs, d)
         return (f"{found}; {x} = {item}\n"
-                f"if _type({d}) is _list{unfrozen} and _type({x}) in _PL and {x} in {d}: "
-                f"{m} = c.meter; {m}.used += _len({d}); {m}.used <= {m}.limit or {m}.over(); {d}.remove({x})\n"
+                f"if _type({d}) is _list{unfrozen} and _type({x}) in _PL:\n"
+                f"    {m} = c.meter; {m}.used += _len({d}); {m}.used <= {m}.limit or {m}.over()\n"
+                f"    try: {d}.remove({x})\n"
+                f"    except _ValueError: {m}.used -= _len({d}); P_remove(c, {d}, {x})\n"
                 f"else: P_remove(c, {d}, {x})")
 
     def _counted(self, node: Any, scope: _Scope) -> str | None:

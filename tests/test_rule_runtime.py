@@ -822,6 +822,13 @@ def test_remove_written_out_charges_and_fails_as_the_primitive_does():
     with pytest.raises(RuleError) as err:
         run_effect(comp, model, "remove(5, 5)")
     assert err.value.message == "remove() needs a list or map, got `5`"
+    # An item the list does not hold: the list is charged once, as by the primitive (the written
+    # out form charges before it walks, and gives the charge back where the item is missing).
+    fn = comp.effect("remove(trace, 5)", Loc("flow.yaml", 5, 9), set(), "effect")
+    c = Ctx({"globals": {"trace": [1, 2, 3], "total": 0}, "ent": {}}, model, Hooks(), {}, meter=Meter(5))
+    with pytest.raises(RuleError) as err:
+        fn(c)
+    assert err.value.message == "remove(): `5` is not in the list" and c.meter.used == 3
 
 
 def test_neighbors_written_out_gives_a_new_list_or_the_primitives_error():
