@@ -41,12 +41,13 @@ _INT_LIMIT = 1 << MAX_INT_BITS  # numbers of more bits than MAX_INT_BITS reach i
 _NEG_LIMIT = -_INT_LIMIT
 
 
-def _add(c: Ctx, x: Any, y: Any) -> Any:
+def _add(c: Ctx, x: Any, y: Any, bounded: bool = True) -> Any:
     # Doubling a list, a text or a number in a loop reaches any size in a few steps: bound it.
+    # Not `bounded`: a step of a chain of sums, whose end bounds its number (compiler `_x_binop`).
     t = type(x)
     if t is int and type(y) is int:  # the common case, without the checks below
         r = x + y
-        if _NEG_LIMIT < r < _INT_LIMIT:
+        if not bounded or _NEG_LIMIT < r < _INT_LIMIT:
             return r
         raise _too_big()
     if (t is str or t is list) and type(y) is t:
@@ -60,7 +61,7 @@ def _add(c: Ctx, x: Any, y: Any) -> Any:
                 m.over()
         return x + y
     r = x + y
-    if type(r) is int and r.bit_length() > MAX_INT_BITS:
+    if bounded and type(r) is int and r.bit_length() > MAX_INT_BITS:
         raise _too_big()
     return r
 

@@ -455,6 +455,8 @@ class Compiler:
         self._entry_once = self._once & self._incoming  # bound on entry only (`_x_compare`)
         self._plain = False  # writing the plain form of an expression (`_plain_form`)
         self._plain_flags: set[str] = set()  # the parameters it compares as scalars (`_guarded`)
+        self._unbounded: set[int] = set()  # steps of a chain of sums, bounded at its end (`_x_binop`)
+        self._chain_ends: set[int] = set()  # those ends, bounded even with a number written out
         self._calls = ""  # the temporary counting the calls it writes out (`_inline`), once one is
         self._calls_deepest = 0  # how many calls it writes out are written out around the deepest one
         self._depth_asked = False  # it writes a call out: the depth its call would see is asked (`_guarded`)
@@ -1211,9 +1213,25 @@ class Compiler:
         chain = self._text_chain(node)
         if chain is not None:
             return self._joined_chain(*chain, scope)
+        if self._sum_step(node) and self._sum_step(node.children[0]):
+            # A chain of sums and differences of numbers (`a + b + c - d`, each step on the left
+            # of the next) is bounded at its end, not at each step (docs/limits.md): a step grows
+            # a value by one of the chain's numbers at most, and the end refuses a number past
+            # the limit, or (in a plain form) gives way to the checked form for anything but a
+            # number within ±_SMALL, which then runs the chain alike. One check for a chain.
+            self._unbounded.add(id(node.children[0]))
+            self._chain_ends.add(id(node))
         a = self._expr(node.children[0], scope)
         b = self._expr(node.children[2], scope)
         return self._binop(node, a, b)
+
+    def _sum_step(self, node: Any) -> bool:
+        """Whether `node` is a difference, or a sum that is not a join (`_may_join`): a step
+        of a chain of them (`_x_binop`)."""
+        if not (isinstance(node, Tree) and node.data == "binop"):
+            return False
+        op = str(node.children[1])
+        return op == "-" or (op == "+" and not (self._may_join(node.children[0]) or self._may_join(node.children[2])))
 
     def _text_chain(self, node: Tree) -> tuple[list, list] | None:
         """`a + 'text' + b + ...`, three or more operands joined, the second a text written out
@@ -1263,9 +1281,20 @@ class Compiler:
     def _binop(self, node: Tree, a: str, b: str) -> str:
         """`a op b` of the binary operation `node`, its sides compiled (`a`, `b`)."""
         op = str(node.children[1])
-        if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b))):
+        end = id(node) in self._chain_ends
+        self._chain_ends.discard(id(node))
+        if id(node) in self._unbounded:  # a step of a chain that the chain's end bounds (`_x_binop`)
+            self._unbounded.discard(id(node))
+            if op == "-" or self._plain:  # (a text or a list fails at the end, or before)
+                return f"({a} {op} {b})"
+            if self._no_walrus:
+                return f"_add(c, {a}, {b}, False)"
+            x, y = self._unit.temp(), self._unit.temp()  # (texts and lists joined as `_add` joins them)
+            return f"({x} + {y} if _type({x} := {a}) is _type({y} := {b}) is _int else _add(c, {x}, {y}, False))"
+        if op in ("+", "-", "*") and not (op != "*" and (_NUMBER.fullmatch(a) or _NUMBER.fullmatch(b)) and not end):
             # `+` and `*` may build lists and texts, `+`, `-` and `*` huge numbers: bounded helpers
-            # (a literal number added or taken away grows a value by one step of the budget at most)
+            # (a literal number added or taken away grows a value by one step of the budget at
+            # most, unless it ends a chain whose steps are not bounded on their own)
             if self._plain_sum(node):
                 # A number within ±_SMALL is what `_add` gives (it bounds only texts, lists and
                 # huge whole numbers, and adds the rest as Python does). Anything else gives way

@@ -1642,6 +1642,30 @@ def test_a_sum_in_the_plain_form_gives_what_the_checked_form_gives_for_every_kin
                                         plain[1:] == checked[1:]), (text, a, b, plain, checked)
 
 
+def test_a_chain_of_sums_is_bounded_at_its_end_in_both_forms():
+    """docs/limits.md: a chain of sums and differences (each step on the left of the next) has
+    its number's size counted once, at its end, in the plain form and the checked form alike:
+    `a + b - c` is refused only if its result is too large; a sum alone, a chain ended by a
+    number written in the rule, and a sum on the right of a difference are each bounded."""
+    big = 1 << 3321  # (a + b is one bit past the limit)
+    fields = {"a", "b", "c", "d"}
+    ent = {"P1": {"a": big, "b": big, "c": big, "d": 5}}
+    for text, want in [("total = P1.a + P1.b - P1.c", big), ("total = P1.a + P1.b - P1.c + P1.d - 5", big),
+                       ("total = P1.a + P1.b", None), ("total = P1.a + P1.b + 1", None),
+                       ("total = P1.a + 1 + P1.b", None), ("total = P1.c - (P1.a + P1.b)", None)]:
+        plain, checked = _both_forms(text, ent, fields)
+        assert plain == checked, (text, plain, checked)
+        if want is None:
+            assert plain[0] == "error" and plain[3] == "E003", (text, plain)
+        else:
+            assert plain[0] == "done" and repr(want) in plain[1], (text, plain)
+    # one bounds check for a chain of four in the plain form, where each step had its own
+    sym = Symbols(globals={"trace", "total"}, fields=fields, constants={"P1": "P1"})
+    fn = Compiler(sym, Diagnostics()).effect("total = P1.a + P1.b + P1.c - P1.d", Loc("flow.yaml", 5, 9),
+                                              set(), "effect")
+    assert fn.source.split("except _MISS")[0].count(" < 1073741823") == 1
+
+
 def test_a_sum_with_a_side_that_may_be_a_text_or_a_list_is_added_by_the_helper_in_the_plain_form():
     """`+` of what may be a text or a list (a field that starts as one, a list written out, a
     comprehension, a built-in giving one) keeps `_add` in its plain form, which joins without
