@@ -6,7 +6,7 @@
 # compares the draws). The samplers are called from the draws without a Python call.
 cimport cython
 
-@cython.locals(q=cython.double, pk=cython.double)
+@cython.locals(q=cython.double, pk=cython.double, pd=cython.double, nd=cython.double)
 cpdef _binomial(c, rng, n, p)
 
 cpdef _hypergeometric(c, rng, total, good, draws)

@@ -767,11 +767,19 @@ class _PoolDraw:
             if n:
                 out[colour] = n
         for colour, n in out.items():
-            pool[colour] -= n
-            if not pool[colour]:
+            rest = pool[colour] - n
+            if rest:
+                pool[colour] = rest
+            else:
                 del pool[colour]
-        thrown = {colour: cubes[colour] for colour in sorted(cubes) if cubes[colour] > 0}
-        left, room = sum(thrown.values()), sum(thrown.values())
+        thrown: dict = {}
+        left = 0
+        for colour in sorted(cubes):
+            n = cubes[colour]
+            if n > 0:
+                thrown[colour] = n
+                left += n
+        room = left
         if limit is not None and left > limit:
             room = limit
         for colour, n in thrown.items():
@@ -793,6 +801,14 @@ def _binomial(c: Ctx, rng: Any, n: int, p: float) -> int:
     the cumulative distribution is walked up to it (inversion). A trial here is what
     `rng.random() < p` decides for one cube. The walk takes up to `n` steps: past a handful,
     they are charged to the budget (a drop of 10**12 cubes would walk for days)."""
+    if type(n) is int and type(p) is float and 0 < n <= 32 and 0.0 < p < 1.0:
+        # The common case (a handful of cubes), the same steps on numbers the compiled engine
+        # holds as C doubles (`pd`, `nd`: primitives.pxd), whose `-`, `/` and power are Python's.
+        pd, nd = p, n
+        q = 1.0 - pd
+        pk = q ** nd
+        if pk >= 1e-300:
+            return _binomial_walk(rng.random(), pk, nd, pd / q)
     if n <= 0 or p <= 0:
         return 0
     if p >= 1:
