@@ -478,6 +478,7 @@ class Compiler:
             node = tree.children[0] if start == "expression" else None
             if isinstance(node, Tree) and node.data == "name" and str(node.children[0]) in local_names:
                 fn.var = str(node.children[0])  # (dsl/rule.py `Rule.var`)
+            fn.fresh = node is not None and self._made_list(node)
             return fn
         except _CompileError as e:
             self.diags.add(e.code, e.message, e.loc, hint=e.hint)
@@ -1224,6 +1225,23 @@ class Compiler:
         a = self._expr(node.children[0], scope)
         b = self._expr(node.children[2], scope)
         return self._binop(node, a, b)
+
+    def _made_list(self, node: Any) -> bool:
+        """Whether an expression's value, where it is a list, is one it makes as it runs, that
+        nothing else holds: a list written out, a comprehension, a join (`+` makes a new list of
+        two), `range()` of the built-in, or a choice between two such. The flow does not copy
+        such a list of a choice's options (`Rule.fresh`, engine/run/direct.py `Offer`). (By the
+        text; `_fresh_list` asks the same of a list a loop walks, by its generated source.)"""
+        if not isinstance(node, Tree):
+            return False
+        if node.data in ("list_", "comprehension"):
+            return True
+        if node.data == "binop":
+            return str(node.children[1]) == "+"
+        if node.data == "ternary":
+            return self._made_list(node.children[0]) and self._made_list(node.children[2])
+        return (node.data == "call" and str(node.children[0]) == "range"
+                and "range" not in self.sym.functions and "range" not in self.sym.procedures)
 
     def _sum_step(self, node: Any) -> bool:
         """Whether `node` is a difference, or a sum that is not a join (`_may_join`): a step

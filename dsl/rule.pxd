@@ -5,4 +5,4 @@
 from dsl.cfields cimport fields_as_members
 
 cdef class Rule:
-    cdef public object counted, fast, loc, pos, source, var, what
+    cdef public object counted, fast, fresh, loc, pos, source, var, what

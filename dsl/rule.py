@@ -30,7 +30,7 @@ class Rule:
     otherwise), `counted` whether a call of it is a step of work (codegen `_ucall`), `what`
     what it is, for people (`rule[function `n_armies`]`)."""
 
-    __slots__ = ("counted", "fast", "loc", "pos", "source", "var", "what")
+    __slots__ = ("counted", "fast", "fresh", "loc", "pos", "source", "var", "what")
 
     def __init__(self, fast: Callable[..., Any], what: str, loc: Loc | None = None, source: str | None = None,
                  counted: bool = True):
@@ -41,6 +41,7 @@ class Rule:
         self.counted = counted
         self.pos: Callable[..., Any] | None = None
         self.var: str | None = None
+        self.fresh = False  # its value is a list made as it runs, that nothing else holds (the compiler sets it)
 
     def __call__(self, c: Any) -> Any:
         try:

@@ -241,6 +241,46 @@ triggers:
     assert used[200, False] - used[3, False] >= 200
 
 
+def test_a_list_of_options_the_text_makes_as_it_runs_is_offered_without_a_copy(tmp_path: Path) -> None:
+    """A choice whose options the text makes as it runs (a comprehension, a list written out,
+    a join, `range()`, a choice of two such: `Rule.fresh`) offers that very list, which
+    nothing else holds; a list the text reads (a global, or a built-in's list) is copied."""
+    rules = """
+globals: {pool: {default: [a, b, c]}}
+steps:
+  ask:
+    params: [player]
+    flow:
+      - choose: k
+        player: player
+        from: "FROM"
+triggers:
+  asking:
+    "on": before_take_turn
+    do: run(ask, player)
+"""
+    cases = [("[x for x in pool]", True), ("pool + ['d']", True), ("range(4)", True), ("['a', 'b']", True),
+             ("[1, 2] if len(pool) > 1 else range(3)", True), ("pool", False),
+             ("pool if len(pool) > 1 else []", False), ("sorted(pool)", False)]
+    for i, (text, fresh) in enumerate(cases):
+        (tmp_path / str(i)).mkdir()
+        model = load(_package(tmp_path / str(i), rules.replace("FROM", text)), players=2, diags=Diagnostics())
+        node = next(n for n in model.nodes if n.kind == "choose" and n.var == "k")
+        assert node.fn.fresh is fresh, text
+        Game.new(model, 2, 3)  # (the text is compiled as it first runs)
+        made = []
+        inner = node.fn.fast
+
+        def recorded(c: Any, inner: Any = inner, made: list = made) -> Any:
+            made.append(inner(c))
+            return made[-1]
+        node.fn.fast = recorded
+        g = Game.new(model, 2, 3)
+        assert (g.state["pending"]["options"] is made[-1]) is fresh, text
+        assert g.state["pending"]["options"] is not g.state["globals"]["pool"]
+
+
+
 def test_end_game_inside_an_effect_stops_the_flow_but_runs_what_was_scheduled_after_it(tmp_path: Path) -> None:
     combo = _package(tmp_path, """
 globals: {after_end: {default: 0}}
