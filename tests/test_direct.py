@@ -247,17 +247,8 @@ def test_a_list_of_options_the_text_makes_as_it_runs_is_offered_without_a_copy(t
     nothing else holds; a list the text reads (a global, or a built-in's list) is copied."""
     rules = """
 globals: {pool: {default: [a, b, c]}}
-steps:
-  ask:
-    params: [player]
-    flow:
-      - choose: k
-        player: player
-        from: "FROM"
-triggers:
-  asking:
-    "on": before_take_turn
-    do: run(ask, player)
+steps: {ask: {params: [player], flow: [{choose: k, player: player, from: "FROM"}]}}
+triggers: {asking: {"on": before_take_turn, do: "run(ask, player)"}}
 """
     cases = [("[x for x in pool]", True), ("pool + ['d']", True), ("range(4)", True), ("['a', 'b']", True),
              ("[1, 2] if len(pool) > 1 else range(3)", True), ("pool", False),
