@@ -18,6 +18,6 @@ cdef long long _binomial_walk(double u, double pk, double n, double ratio) excep
 cdef long long _hypergeometric_walk(double u, double pk, long long k, long long hi, long long good,
                                     long long draws, long long bad) except -1
 
-# `pool_drop`'s draw as a C type: one object per drop where two closures were (a third of a drop).
+# `pool_drop`'s draw as a C type: one object per drop where two closures and their cell were.
 cdef class _PoolDraw:
     cdef object c, container, cubes, fresh_p, stuck_p, limit

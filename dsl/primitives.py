@@ -749,8 +749,8 @@ def pool_drop(c: Ctx, container: Any, cubes: Any, fresh_p: Any, stuck_p: Any, li
 
 class _PoolDraw:
     """`pool_drop`'s draw (called with the generator) and its forced outcome (`forced`), as one
-    object: the compiled engine makes it a C type (primitives.pxd), where two closures cost a
-    third of a drop (docs/performance.md, session 31)."""
+    object, which the compiled engine makes a C type (primitives.pxd): two closures and the cell
+    they shared were made and freed at every drop (docs/performance.md, session 31)."""
 
     __slots__ = ("c", "container", "cubes", "fresh_p", "limit", "stuck_p")
 

@@ -27,8 +27,10 @@ class Rule:
     with its arguments by position (None otherwise). `loc` is where the text is (for errors
     about its value), `source` its generated Python (None for a plain YAML value), `var` the
     variable of its caller it only reads (the flow reads that without a call; None
-    otherwise), `counted` whether a call of it is a step of work (codegen `_ucall`), `what`
-    what it is, for people (`rule[function `n_armies`]`)."""
+    otherwise), `fresh` whether a list it gives is one it made as it ran, held by nothing else
+    (a choice's options are then not copied: compiler `_made_list`), `counted` whether a call
+    of it is a step of work (codegen `_ucall`), `what` what it is, for people
+    (`rule[function `n_armies`]`)."""
 
     __slots__ = ("counted", "fast", "fresh", "loc", "pos", "source", "var", "what")
 
@@ -41,7 +43,7 @@ class Rule:
         self.counted = counted
         self.pos: Callable[..., Any] | None = None
         self.var: str | None = None
-        self.fresh = False  # its value is a list made as it runs, that nothing else holds (the compiler sets it)
+        self.fresh = False  # (the compiler sets it)
 
     def __call__(self, c: Any) -> Any:
         try:
