@@ -455,7 +455,7 @@ class Compiler:
         self._entry_once = self._once & self._incoming  # bound on entry only (`_x_compare`)
         self._plain = False  # writing the plain form of an expression (`_plain_form`)
         self._plain_flags: set[str] = set()  # the parameters it compares as scalars (`_guarded`)
-        self._unbounded: set[int] = set()  # steps of a chain of sums, bounded at its end (`_x_binop`)
+        self._unbounded: dict[int, int] = {}  # steps of a chain of sums, bounded at its end: how far from it
         self._chain_ends: set[int] = set()  # those ends, bounded even with a number written out
         self._calls = ""  # the temporary counting the calls it writes out (`_inline`), once one is
         self._calls_deepest = 0  # how many calls it writes out are written out around the deepest one
@@ -1214,14 +1214,18 @@ class Compiler:
         chain = self._text_chain(node)
         if chain is not None:
             return self._joined_chain(*chain, scope)
-        if self._sum_step(node) and self._sum_step(node.children[0]):
+        far = self._unbounded.get(id(node), 0)
+        if far < _CHAIN_STEPS - 1 and self._sum_step(node) and self._sum_step(node.children[0]):
             # A chain of sums and differences of numbers (`a + b + c - d`, each step on the left
             # of the next) is bounded at its end, not at each step (docs/limits.md): a step grows
             # a value by one of the chain's numbers at most, and the end refuses a number past
             # the limit, or (in a plain form) gives way to the checked form for anything but a
-            # number within ±_SMALL, which then runs the chain alike. One check for a chain.
-            self._unbounded.add(id(node.children[0]))
-            self._chain_ends.add(id(node))
+            # number within ±_SMALL, which then runs the chain alike. One check for a chain of
+            # up to _CHAIN_STEPS steps; a longer one is bounded every _CHAIN_STEPS steps, so
+            # that a plain form joins at most that many lists or texts before it gives way.
+            self._unbounded[id(node.children[0])] = far + 1
+            if not far:
+                self._chain_ends.add(id(node))
         a = self._expr(node.children[0], scope)
         b = self._expr(node.children[2], scope)
         return self._binop(node, a, b)
@@ -1301,8 +1305,7 @@ class Compiler:
         op = str(node.children[1])
         end = id(node) in self._chain_ends
         self._chain_ends.discard(id(node))
-        if id(node) in self._unbounded:  # a step of a chain that the chain's end bounds (`_x_binop`)
-            self._unbounded.discard(id(node))
+        if self._unbounded.pop(id(node), 0):  # a step of a chain that the chain's end bounds (`_x_binop`)
             if op == "-" or self._plain:  # (a text or a list fails at the end, or before)
                 return f"({a} {op} {b})"
             if self._no_walrus:
@@ -2277,6 +2280,7 @@ _LOCAL_LIST = re.compile(r"\[(v_\w+(?:, v_\w+){0,3})\]")  # a list written out o
 _STABLE = re.compile(r"v_\w+|G\['\w+'\]|_t[0-9]+|K[0-9]+|'[\w-]+'")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _INERT = re.compile(r"_t[0-9]+|K[0-9]+|'[\w-]+'|-?[0-9]+(\.[0-9]+)?|True|False|None")  # (`Compiler._inert`)
+_CHAIN_STEPS = 4  # steps of a chain of sums bounded once (`_x_binop`): five numbers, or five lists a plain form joins
 _SMALL = (1 << 30) - 1  # numbers inside ±_SMALL are far inside the bounds of codegen.MAX_INT_BITS, and
 # small enough for Python to compare as one digit (its fastest comparison of whole numbers)
 # Built-ins whose value is a text or a list (`Compiler._may_join`, `_SEQUENCE`)

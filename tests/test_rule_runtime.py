@@ -1664,6 +1664,13 @@ def test_a_chain_of_sums_is_bounded_at_its_end_in_both_forms():
     fn = Compiler(sym, Diagnostics()).effect("total = P1.a + P1.b + P1.c - P1.d", Loc("flow.yaml", 5, 9),
                                               set(), "effect")
     assert fn.source.split("except _MISS")[0].count(" < 1073741823") == 1
+    # a longer chain is bounded every four steps: a plain form joins at most five lists or
+    # texts (of a name it cannot tell from a number) before its check gives way
+    fields.add("e")
+    sym = Symbols(globals={"trace", "total"}, fields=fields, constants={"P1": "P1"})
+    fn = Compiler(sym, Diagnostics()).effect("total = P1.a + P1.b + P1.c - P1.d + P1.e - P1.a",
+                                              Loc("flow.yaml", 5, 9), set(), "effect")
+    assert fn.source.split("except _MISS")[0].count(" < 1073741823") == 2
 
 
 def test_a_sum_with_a_side_that_may_be_a_text_or_a_list_is_added_by_the_helper_in_the_plain_form():
